@@ -1,0 +1,282 @@
+package hook
+
+import (
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// One constructor per child. Each is a pure function of its arguments and
+// sets only fields the hook means to own, written the way the API server
+// stores them (canonical quantities, explicit protocol), so that the object
+// Metacontroller reads back merges with the next answer into itself.
+
+var (
+	typeSecret      = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+	typeConfigMap   = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+	typeService     = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
+	typeStatefulSet = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	typeDeployment  = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+	typeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
+)
+
+func meta(name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Labels: labels}
+}
+
+func makeSecret(n names, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   typeSecret,
+		ObjectMeta: meta(n.api, n.labels(componentAPI)),
+		// data, never stringData: the server stores only data, so a
+		// stringData answer would differ from what is read back, forever.
+		Data: data,
+		Type: corev1.SecretTypeOpaque,
+	}
+}
+
+func makeConfigMap(n names, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   typeConfigMap,
+		ObjectMeta: meta(n.api, n.labels(componentAPI)),
+		Data:       data,
+	}
+}
+
+func makeService(n names, name, component string, port int32) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   typeService,
+		ObjectMeta: meta(name, n.labels(component)),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: n.selector(component),
+			Ports: []corev1.ServicePort{{
+				Name:       "http",
+				Port:       port,
+				Protocol:   corev1.ProtocolTCP,
+				TargetPort: intstr.FromString("http"),
+			}},
+		},
+	}
+}
+
+// makeElasticStatefulSet builds Elasticsearch. observed, when not nil, is the
+// StatefulSet as it exists: its immutable fields (selector, serviceName,
+// volumeClaimTemplates) are answered as they are, whatever the spec says now.
+func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet) *appsv1.StatefulSet {
+	sts := &appsv1.StatefulSet{
+		TypeMeta:   typeStatefulSet,
+		ObjectMeta: meta(n.elastic, n.labels(componentElastic)),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr(int32(1)),
+			ServiceName: n.elastic,
+			Selector:    &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
+			// Retain: the data outlives the StatefulSet, and so the Monocle.
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentElastic)},
+				Spec: podSpec(corev1.Container{
+					Name:  "elastic",
+					Image: s.elasticImage,
+					Env: []corev1.EnvVar{
+						// single-node also skips the bootstrap checks that
+						// would need a privileged sysctl init container.
+						{Name: "discovery.type", Value: "single-node"},
+						{Name: "xpack.security.enabled", Value: "false"},
+						{Name: "ES_JAVA_OPTS", Value: "-Xms512m -Xmx512m"},
+					},
+					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: elasticPort, Protocol: corev1.ProtocolTCP}},
+					// Ready once the cluster is at least yellow: a 408 otherwise.
+					ReadinessProbe: httpProbe("/_cluster/health?wait_for_status=yellow&timeout=1s", 10, 3),
+					Resources:      resources("500m", "1Gi", "1Gi"),
+					VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: "/usr/share/elasticsearch/data"}},
+				}),
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{dataClaim(s)},
+		},
+	}
+	if observed != nil {
+		sts.Spec.Selector = observed.Spec.Selector
+		sts.Spec.ServiceName = observed.Spec.ServiceName
+		sts.Spec.VolumeClaimTemplates = observed.Spec.VolumeClaimTemplates
+	}
+	return sts
+}
+
+// dataClaim is written whole, as the server stores it (apiVersion, kind,
+// volumeMode, status): Metacontroller replaces a list without a merge key
+// whole, so any difference would be a rewrite on every sync.
+func dataClaim(s settings) corev1.PersistentVolumeClaim {
+	claim := corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.storageSize}},
+			VolumeMode:  ptr(corev1.PersistentVolumeFilesystem),
+		},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
+	}
+	if s.storageClass != "" {
+		claim.Spec.StorageClassName = ptr(s.storageClass)
+	}
+	return claim
+}
+
+// rollout carries the hashes whose change must restart the Monocle pods.
+type rollout struct{ configHash, secretHash string }
+
+func makeAPIDeployment(n names, s settings, r rollout) *appsv1.Deployment {
+	c := monocleContainer(n, s, "api", apiPort)
+	c.Env = append(c.Env,
+		corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: elasticURL(n)},
+		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
+	)
+	c.Resources = resources("100m", "256Mi", "1Gi")
+	return makeDeployment(n, n.api, componentAPI, r, c)
+}
+
+func makeCrawlerDeployment(n names, s settings, r rollout) *appsv1.Deployment {
+	c := monocleContainer(n, s, "crawler", crawlerPort)
+	// The crawler talks to the API, never to Elasticsearch.
+	c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: apiURL(n)})
+	c.Resources = resources("50m", "128Mi", "512Mi")
+	return makeDeployment(n, n.crawler, componentCrawler, r, c)
+}
+
+func makeDeployment(n names, name, component string, r rollout, c corev1.Container) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		TypeMeta:   typeDeployment,
+		ObjectMeta: meta(name, n.labels(component)),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: n.selector(component)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: n.labels(component),
+					Annotations: map[string]string{
+						annotationConfigHash: r.configHash,
+						annotationSecretHash: r.secretHash,
+					},
+				},
+				Spec: withConfigVolume(n, podSpec(c)),
+			},
+		},
+	}
+}
+
+// monocleContainer is what the API and the crawler share: the image, the
+// Secret as environment, the config file and health on the given port.
+func monocleContainer(n names, s settings, command string, port int32) corev1.Container {
+	return corev1.Container{
+		Name:    command,
+		Image:   s.image,
+		Command: []string{"monocle", command},
+		Env:     []corev1.EnvVar{{Name: "MONOCLE_CONFIG", Value: configDir + "/" + configFile}},
+		EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.api},
+		}}},
+		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: httpProbe("/health", 10, 3),
+		LivenessProbe:  httpProbe("/health", 30, 5),
+		VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
+	}
+}
+
+// makeUpdateIdentsJob re-attributes changes to the config's idents. Its name
+// carries the idents' hash, so an idents change is a new Job. observed, when
+// not nil, is the Job of that name as it exists: a Job's template is
+// immutable, so it is answered as it is.
+func makeUpdateIdentsJob(n names, s settings, identsHash string, observed *batchv1.Job) *batchv1.Job {
+	c := corev1.Container{
+		Name:  "update-idents",
+		Image: s.image,
+		Command: []string{"monocle", "janitor", "update-idents",
+			"--elastic", elasticURL(n), "--config", configDir + "/" + configFile},
+		Resources:    resources("100m", "256Mi", "1Gi"),
+		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
+	}
+	spec := withConfigVolume(n, podSpec(c))
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	job := &batchv1.Job{
+		TypeMeta:   typeJob,
+		ObjectMeta: meta(n.updateIdentsJob(identsHash), n.labels(componentUpdateIdents)),
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr(int32(3)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentUpdateIdents)},
+				Spec:       spec,
+			},
+		},
+	}
+	if observed != nil {
+		job.Spec.Template = observed.Spec.Template
+	}
+	return job
+}
+
+// podSpec wraps one container in a pod that meets the restricted Pod
+// Security Standard, running as the images' own user.
+func podSpec(c corev1.Container) corev1.PodSpec {
+	c.SecurityContext = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	return corev1.PodSpec{
+		Containers: []corev1.Container{c},
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr(true),
+			RunAsUser:      ptr(int64(imageUser)),
+			RunAsGroup:     ptr(int64(imageUser)),
+			FSGroup:        ptr(int64(imageUser)),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+}
+
+func withConfigVolume(n names, spec corev1.PodSpec) corev1.PodSpec {
+	spec.Volumes = []corev1.Volume{{
+		Name: "config",
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.api},
+		}},
+	}}
+	return spec
+}
+
+func httpProbe(path string, period, timeout int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path:   path,
+			Port:   intstr.FromString("http"),
+			Scheme: corev1.URISchemeHTTP,
+		}},
+		PeriodSeconds:  period,
+		TimeoutSeconds: timeout,
+	}
+}
+
+// resources requests cpu and memory and limits memory only: a CPU limit
+// would throttle Elasticsearch's and Monocle's start for nothing.
+func resources(cpu, memory, memoryLimit string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse(memory),
+		},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)},
+	}
+}
+
+func elasticURL(n names) string { return "http://" + n.elastic + ":" + strconv.Itoa(elasticPort) }
+func apiURL(n names) string     { return "http://" + n.api + ":" + strconv.Itoa(apiPort) }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,131 @@
+package hook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// MaxBodyBytes bounds a sync request. A real one with seven children is
+// about 44 KiB; 100 children stay well under 1 MiB.
+const MaxBodyBytes = 4 << 20
+
+// Server is the HTTP face of Sync: it decodes, calls Sync and encodes.
+type Server struct {
+	env      Env
+	log      *slog.Logger
+	metrics  *metrics
+	gatherer prometheus.Gatherer
+	draining atomic.Bool
+}
+
+// NewServer registers the hook's metrics with reg.
+func NewServer(env Env, log *slog.Logger, reg *prometheus.Registry, version string) *Server {
+	return &Server{env: env, log: log, metrics: newMetrics(reg, version), gatherer: reg}
+}
+
+// Drain makes /readyz fail, so that endpoints stop routing here while the
+// server finishes the syncs it has.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Handler routes the hook's endpoints.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.recoverPanic)
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, r.Method+" is not allowed here", http.StatusMethodNotAllowed)
+	})
+	r.Post("/sync", s.sync)
+	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
+	r.Get("/healthz", ok)
+	r.Get("/livez", ok)
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		ok(w, r)
+	})
+	r.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
+	return r
+}
+
+func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req SyncRequest
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes)).Decode(&req)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			s.fail(w, start, http.StatusRequestEntityTooLarge, "too_large",
+				fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+			return
+		}
+		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a sync request: "+oneLine(err.Error()))
+		return
+	}
+	resp, err := Sync(&req, s.env)
+	if err != nil {
+		if errors.Is(err, ErrBadRequest) {
+			s.fail(w, start, http.StatusBadRequest, "malformed", err.Error())
+			return
+		}
+		s.fail(w, start, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		s.fail(w, start, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+
+	elapsed := time.Since(start)
+	s.metrics.observe("ok", elapsed)
+	s.metrics.countChildren(resp.Children)
+	specApplied := resp.Status.Condition(ConditionSpecApplied)
+	if specApplied.Reason == "InvalidSpec" {
+		s.metrics.errors.WithLabelValues("invalid_spec").Inc()
+	}
+	md := req.Parent.Metadata
+	s.log.Info("sync",
+		"namespace", md.Namespace, "name", md.Name, "generation", md.Generation,
+		"children", len(resp.Children), "ready", resp.Status.Condition(ConditionReady).Status,
+		"specApplied", specApplied.Status, "seconds", elapsed.Seconds())
+}
+
+// fail answers one line of text: Metacontroller puts it in a SyncError event.
+func (s *Server) fail(w http.ResponseWriter, start time.Time, code int, reason, msg string) {
+	s.metrics.observe("error", time.Since(start))
+	s.metrics.errors.WithLabelValues(reason).Inc()
+	s.log.Warn("sync failed", "status", code, "reason", reason, "error", msg)
+	http.Error(w, msg, code)
+}
+
+func (s *Server) recoverPanic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.metrics.errors.WithLabelValues("panic").Inc()
+				s.log.Error("panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				http.Error(w, "internal error", http.StatusInternalServerError)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

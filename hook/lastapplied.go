@@ -1,0 +1,108 @@
+package hook
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// lastApplied answers every observed child with what the hook last answered
+// for it, so that a spec the hook cannot honour deletes nothing and rolls
+// nothing. Metacontroller's default apply keeps that answer in an
+// annotation; a child without one (server-side apply keeps none) is answered
+// as observed, less what the server owns. The data of the Secret and the
+// ConfigMap is always the observed data: it holds an admin's edits, which
+// the hook keeps in every answer.
+func lastApplied(obs observed) ([]Child, error) {
+	var children []Child
+	add := func(obj metav1.Object, keepData bool) error {
+		child, err := lastAppliedChild(obj, keepData)
+		if err != nil {
+			return fmt.Errorf("%s: %w", obj.GetName(), err)
+		}
+		children = append(children, child)
+		return nil
+	}
+	for _, name := range sortedKeys(obs.secrets) {
+		if err := add(obs.secrets[name], true); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range sortedKeys(obs.configMaps) {
+		if err := add(obs.configMaps[name], true); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range sortedKeys(obs.services) {
+		if err := add(obs.services[name], false); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range sortedKeys(obs.statefulSets) {
+		if err := add(obs.statefulSets[name], false); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range sortedKeys(obs.deployments) {
+		if err := add(obs.deployments[name], false); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range sortedKeys(obs.jobs) {
+		if err := add(obs.jobs[name], false); err != nil {
+			return nil, err
+		}
+	}
+	return children, nil
+}
+
+// serverOwnedMetadata is what the API server writes into metadata.
+var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp",
+	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
+
+func lastAppliedChild(obj metav1.Object, keepData bool) (json.RawMessage, error) {
+	observedJSON, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var observed map[string]any
+	if err := json.Unmarshal(observedJSON, &observed); err != nil {
+		return nil, err
+	}
+
+	var child map[string]any
+	if annotation := obj.GetAnnotations()[lastAppliedAnnotation]; annotation != "" {
+		if err := json.Unmarshal([]byte(annotation), &child); err != nil {
+			return nil, fmt.Errorf("annotation %s is not JSON: %w", lastAppliedAnnotation, err)
+		}
+	} else {
+		child = observed
+		delete(child, "status")
+		if md, ok := child["metadata"].(map[string]any); ok {
+			for _, f := range serverOwnedMetadata {
+				delete(md, f)
+			}
+		}
+	}
+	if keepData {
+		// stringData, if an earlier hook wrote one, is already in data.
+		delete(child, "stringData")
+		if data, ok := observed["data"]; ok {
+			child["data"] = data
+		} else {
+			delete(child, "data")
+		}
+	}
+	return json.Marshal(child)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

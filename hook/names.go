@@ -1,0 +1,83 @@
+package hook
+
+// Every name and label the hook writes is made here, so that two Monocles in
+// one namespace can be shown never to share one (see names_test.go).
+
+const (
+	// Group, version and kind of the parent, as the CRD in crd/ declares them.
+	Group   = "monocle.monocle.change-metrics.io"
+	Version = "v1alpha1"
+	Kind    = "Monocle"
+
+	// MaxNameLength bounds a Monocle's name so that its longest child name,
+	// the update-idents Job (N + "-update-idents-" + 10 hex digits), stays a
+	// 63-character label value (the Job controller copies it into job-name).
+	// The CRD's CEL rule on metadata.name holds the same number.
+	MaxNameLength = 63 - len("-update-idents-") - identsHashLength
+
+	identsHashLength = 10
+
+	componentElastic      = "elastic"
+	componentAPI          = "api"
+	componentCrawler      = "crawler"
+	componentUpdateIdents = "update-idents"
+
+	// Annotations on pod templates: a change of either value rolls the pods,
+	// since Monocle 1.11.2 does not reliably reload a mounted ConfigMap and
+	// reads its environment only at start.
+	annotationConfigHash = Group + "/config-hash"
+	annotationSecretHash = Group + "/secret-hash"
+
+	// lastAppliedAnnotation is where Metacontroller's default (three-way
+	// merge) apply keeps what the hook last answered for a child.
+	lastAppliedAnnotation = "metacontroller.k8s.io/last-applied-configuration"
+
+	configFile  = "config.yaml"
+	configDir   = "/etc/monocle"
+	apiKeyName  = "CRAWLERS_API_KEY"
+	apiPort     = 8080
+	crawlerPort = 9001
+	elasticPort = 9200
+	// uid and gid of the Monocle and Elasticsearch images' own user.
+	imageUser = 1000
+)
+
+// names holds the name of every child of one Monocle.
+type names struct {
+	instance string
+	api      string // Secret, ConfigMap, Service and Deployment of the API
+	elastic  string // StatefulSet and Service of Elasticsearch
+	crawler  string
+}
+
+func namesFor(instance string) names {
+	return names{
+		instance: instance,
+		api:      instance + "-api",
+		elastic:  instance + "-elastic",
+		crawler:  instance + "-crawler",
+	}
+}
+
+func (n names) updateIdentsJob(identsHash string) string {
+	return n.instance + "-update-idents-" + identsHash
+}
+
+func (n names) updateIdentsPrefix() string { return n.instance + "-update-idents-" }
+
+// selector is what a workload selects and a Service routes to: it names the
+// instance, so that two Monocles in one namespace never select each other.
+func (n names) selector(component string) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":      "monocle",
+		"app.kubernetes.io/instance":  n.instance,
+		"app.kubernetes.io/component": component,
+	}
+}
+
+// labels go on every child and pod template: the selector plus managed-by.
+func (n names) labels(component string) map[string]string {
+	l := n.selector(component)
+	l["app.kubernetes.io/managed-by"] = "monocle-hook"
+	return l
+}

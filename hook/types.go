@@ -1,0 +1,82 @@
+package hook
+
+import (
+	"encoding/json"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SyncRequest is the body Metacontroller POSTs to a CompositeController's sync
+// (and finalize) hook. Only what the hook reads is decoded: the controller
+// object is skipped, and the parent's spec is kept raw so that a spec of the
+// wrong shape becomes a status condition rather than a failed request.
+type SyncRequest struct {
+	Parent     *Parent  `json:"parent"`
+	Children   Children `json:"children"`
+	Finalizing bool     `json:"finalizing,omitempty"`
+}
+
+// Parent is the Monocle object as stored.
+type Parent struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       json.RawMessage   `json:"spec,omitempty"`
+	Status     struct {
+		Conditions []metav1.Condition `json:"conditions,omitempty"`
+	} `json:"status"`
+}
+
+// Children are the observed children by type. Hook version v1 keys each map
+// by name and v2 by namespace/name; the hook only iterates the values (see
+// byName), so both work.
+type Children struct {
+	Secrets      map[string]*corev1.Secret      `json:"Secret.v1"`
+	ConfigMaps   map[string]*corev1.ConfigMap   `json:"ConfigMap.v1"`
+	Services     map[string]*corev1.Service     `json:"Service.v1"`
+	StatefulSets map[string]*appsv1.StatefulSet `json:"StatefulSet.apps/v1"`
+	Deployments  map[string]*appsv1.Deployment  `json:"Deployment.apps/v1"`
+	Jobs         map[string]*batchv1.Job        `json:"Job.batch/v1"`
+}
+
+// SyncResponse is the hook's answer: the whole desired set of children (a
+// child left out is deleted) and the parent's whole status.
+type SyncResponse struct {
+	Status    Status  `json:"status"`
+	Children  []Child `json:"children"`
+	Finalized bool    `json:"finalized,omitempty"`
+}
+
+// Child is one desired object: a typed Kubernetes object with its TypeMeta
+// set, or (when a bad spec makes the hook repeat what it answered before) a
+// raw JSON object.
+type Child any
+
+// Status is the Monocle's status as the hook writes it. The three component
+// fields keep the seed operator's names and values.
+type Status struct {
+	Elastic    string             `json:"monocle-elastic,omitempty"`
+	API        string             `json:"monocle-api,omitempty"`
+	Crawler    string             `json:"monocle-crawler,omitempty"`
+	URL        string             `json:"url,omitempty"`
+	Conditions []metav1.Condition `json:"conditions"`
+}
+
+// byName re-keys an observed child map by object name, whatever the hook
+// version keyed it by.
+// A null entry is skipped.
+func byName[T any, P interface {
+	*T
+	metav1.Object
+}](m map[string]P) map[string]P {
+	out := make(map[string]P, len(m))
+	for _, o := range m {
+		if o != nil {
+			out[o.GetName()] = o
+		}
+	}
+	return out
+}

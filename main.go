@@ -1,0 +1,125 @@
+// monocle-hook is Metacontroller's sync hook for Monocle objects: it answers
+// the children that run a Monocle (Elasticsearch, the API, the crawler) and
+// the Monocle's status.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/change-metrics/monocle-hook/hook"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `monocle-hook: Metacontroller's sync hook for Monocle objects.
+
+Usage:
+  monocle-hook [--listen :8080] [--shutdown-timeout 20s]   serve the hook
+  monocle-hook render -f monocle.yaml                       print a Monocle's children as YAML
+`
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "render" {
+		if err := render(os.Args[2:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := serve(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "monocle-hook:", err)
+		os.Exit(1)
+	}
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("monocle-hook", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	listen := fs.String("listen", ":8080", "address to serve the hook, health and metrics on")
+	drain := fs.Duration("shutdown-timeout", 20*time.Second, "how long in-flight syncs may take to finish on SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	srv := hook.NewServer(hook.Env{Now: time.Now, Rand: rand.Reader}, log, prometheus.NewRegistry(), version)
+	httpServer := &http.Server{
+		Addr:              *listen,
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
+		// its timeout, not a cut connection.
+		WriteTimeout: 15 * time.Second,
+		IdleTimeout:  90 * time.Second,
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- httpServer.ListenAndServe() }()
+	log.Info("serving", "address", *listen, "version", version)
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight syncs", "timeout", drain.String())
+	srv.Drain()
+	// A fresh context: the signal's one is already done.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), *drain)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func render(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	file := fs.String("f", "", "the Monocle object, as YAML or JSON (- for standard input)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("-f is required")
+	}
+	in := stdin
+	if *file != "-" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	monocle, err := io.ReadAll(in)
+	if err != nil {
+		return err
+	}
+	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader})
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}

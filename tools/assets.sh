@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds (once) the control-plane binaries the integration tests run:
+# etcd, kube-apiserver, kube-controller-manager, kubectl and helm.
+# There is no download site here, only the Go module proxy, so they are
+# built from source into a per-version cache folder outside the repo and
+# reused by every later run.
+#
+# Usage: export KUBEBUILDER_ASSETS=$(tools/assets.sh)
+# stdout carries only the folder's absolute path; progress goes to stderr.
+set -euo pipefail
+
+K8S_VERSION=v1.37.2  # must match tools/kube/go.mod
+ETCD_VERSION=v3.6.16 # must match tools/etcd/go.mod
+HELM_VERSION=v3.22.0
+
+log() { echo "assets: $*" >&2; }
+
+# An existing envtest folder (e.g. set by CI or the Makefile) wins.
+if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/kube-apiserver" && -x "$KUBEBUILDER_ASSETS/etcd" ]]; then
+	cd "$KUBEBUILDER_ASSETS" && pwd
+	exit 0
+fi
+
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dir="${MONOCLE_HOOK_CACHE:-$HOME/.cache/monocle-hook}/assets-k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+
+# Without these the binaries report v0.0.0 and clients warn about skew.
+major=${K8S_VERSION#v}; major=${major%%.*}
+minor=${K8S_VERSION#v*.}; minor=${minor%%.*}
+k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+
+# tools/kube and tools/etcd are standalone modules: never let a go.work
+# elsewhere in the repo pull them into a workspace.
+export GOWORK=off
+
+# Temp files are removed if a build is interrupted; finished binaries are
+# moved into place in one rename, so a half-written binary is never seen.
+tmp=$(mktemp -d "$dir/.build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# build NAME COMMAND...: run COMMAND (which must write "$tmp/NAME") unless
+# "$dir/NAME" already exists, then move the result into place.
+build() {
+	local name=$1; shift
+	if [[ -x "$dir/$name" ]]; then
+		log "$name: cached"
+		return
+	fi
+	log "$name: building..."
+	local start=$SECONDS
+	"$@"
+	mv -f "$tmp/$name" "$dir/$name"
+	log "$name: built in $((SECONDS - start))s"
+}
+
+# Cheapest first, so a short run still leaves something useful behind.
+build etcd go build -C "$tools/etcd" -trimpath -ldflags "-s -w" -o "$tmp/etcd" .
+build kubectl go build -C "$tools/kube" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/kubectl" ./cmd/kubectl
+build kube-apiserver go build -C "$tools/kube" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/kube-apiserver" ./cmd/kube-apiserver
+build kube-controller-manager go build -C "$tools/kube" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/kube-controller-manager" ./cmd/kube-controller-manager
+# helm's cmd is `go install`able; GOBIN points at the temp folder. The -X
+# flags are those of helm's Makefile: without them `helm version` says
+# "v3.22" and `helm template` assumes Kubernetes v1.20 (1.37 comes from the
+# k8s.io/client-go v0.37 that helm v3.22.0 uses).
+helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+for pkg in pkg/chartutil pkg/lint/rules; do
+	helm_ldflags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=37"
+done
+build helm env GOBIN="$tmp" go install -trimpath -ldflags "$helm_ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+
+echo "$dir"

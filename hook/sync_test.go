@@ -1,0 +1,594 @@
+package hook
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Every recorded request decodes, syncs, answers a full valid set of
+// children and matches its golden answer.
+func TestFixturesSync(t *testing.T) {
+	for _, name := range fixtureNames(t) {
+		t.Run(name, func(t *testing.T) {
+			req := fixture(t, name)
+			got := syncJSON(t, req)
+			if again := syncJSON(t, fixture(t, name)); string(again) != string(got) {
+				t.Fatal("the same request gave two different answers")
+			}
+			a := decodeAnswer(t, got)
+			checkAnswer(t, req.Parent.Metadata.Name, a)
+			golden(t, name, got)
+		})
+	}
+}
+
+// checkAnswer: every child is named after its instance, with a valid name
+// and labels, answered once; the seven always-present children are there.
+func checkAnswer(t *testing.T, instance string, a answer) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range a.Children {
+		kind, name := c["kind"].(string), nestedString(c, "metadata", "name")
+		if c["apiVersion"] == nil || kind == "" {
+			t.Errorf("child %s has no apiVersion or kind", name)
+		}
+		if seen[kind+"/"+name] {
+			t.Errorf("%s/%s answered twice", kind, name)
+		}
+		seen[kind+"/"+name] = true
+		if !strings.HasPrefix(name, instance+"-") {
+			t.Errorf("%s/%s is not named after %s", kind, name, instance)
+		}
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			t.Errorf("%s/%s: %v", kind, name, errs)
+		}
+		labels, _ := c["metadata"].(map[string]any)["labels"].(map[string]any)
+		if labels["app.kubernetes.io/instance"] != instance || labels["app.kubernetes.io/name"] != "monocle" || labels["app.kubernetes.io/component"] == nil {
+			t.Errorf("%s/%s labels: %v", kind, name, labels)
+		}
+	}
+	for _, want := range []string{"Secret/-api", "ConfigMap/-api", "Service/-api", "Service/-elastic", "StatefulSet/-elastic", "Deployment/-api", "Deployment/-crawler"} {
+		kind, suffix, _ := strings.Cut(want, "/")
+		if !seen[kind+"/"+instance+suffix] {
+			t.Errorf("no %s %s%s in the answer", kind, instance, suffix)
+		}
+	}
+}
+
+// Fed back as Metacontroller stores it, the answer converges within three
+// syncs, and then the next five change nothing at all.
+func TestFixedPoint(t *testing.T) {
+	for _, name := range fixtureNames(t) {
+		if name == "finalize-v1" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, readFixture(t, name))
+			var last []byte
+			for i := 1; i <= 3; i++ {
+				last = syncJSON(t, c.request(t))
+				c.apply(t, last)
+			}
+			for i := 1; i <= 5; i++ {
+				got := syncJSON(t, c.request(t))
+				created, updated, deleted := c.apply(t, got)
+				if len(created)+len(updated)+len(deleted) > 0 {
+					t.Fatalf("steady sync %d: created %v, updated %v, deleted %v", i, created, updated, deleted)
+				}
+				if string(got) != string(last) {
+					t.Fatalf("steady sync %d answered differently:\n%s", i, firstDiff(string(last), string(got)))
+				}
+			}
+		})
+	}
+}
+
+// The recorded children of the throwaway hook are taken over in one sync:
+// the Secret's stringData becomes data, the admin's GITHUB_TOKEN and the
+// observed CRAWLERS_API_KEY are kept, and nothing is deleted.
+func TestTakeOverRecordedChildren(t *testing.T) {
+	c := newCluster(t, readFixture(t, "sync-v1-observed-children"))
+	a := syncJSON(t, c.request(t))
+	_, _, deleted := c.apply(t, a)
+	if len(deleted) > 0 {
+		t.Fatalf("deleted %v", deleted)
+	}
+	secret := decodeAnswer(t, a).child("Secret", "monocle-sample-api")
+	data := secret["data"].(map[string]any)
+	for key, want := range map[string]string{"CRAWLERS_API_KEY": "captured-fixture-key-000000", "GITHUB_TOKEN": "ghp_example_admin_token"} {
+		got, _ := base64.StdEncoding.DecodeString(data[key].(string))
+		if string(got) != want {
+			t.Errorf("%s = %q, want %q as observed", key, got, want)
+		}
+	}
+	if secret["stringData"] != nil {
+		t.Error("the Secret is written through stringData")
+	}
+}
+
+func TestNewParentGeneratesKeyOnce(t *testing.T) {
+	c := newCluster(t, readFixture(t, "sync-v1-new-parent"))
+	first := decodeAnswer(t, syncJSON(t, c.request(t)))
+	key := first.child("Secret", "monocle-sample-api")["data"].(map[string]any)[apiKeyName].(string)
+	raw, _ := base64.StdEncoding.DecodeString(key)
+	if !regexp.MustCompile(`^[a-zA-Z0-9]{32}$`).Match(raw) {
+		t.Fatalf("generated key %q", raw)
+	}
+	c.apply(t, syncJSON(t, c.request(t)))
+	// A different random source now: the observed key must win.
+	req := c.request(t)
+	resp, err := Sync(req, Env{Now: testEnv().Now, Rand: strings.NewReader(strings.Repeat("z", 1000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(resp)
+	again := decodeAnswer(t, b).child("Secret", "monocle-sample-api")["data"].(map[string]any)[apiKeyName]
+	if again != key {
+		t.Fatalf("key changed from %s to %s", key, again)
+	}
+}
+
+func TestRandomFailureIsAnError(t *testing.T) {
+	_, err := Sync(fixture(t, "sync-v1-new-parent"), Env{Now: testEnv().Now, Rand: strings.NewReader("")})
+	if err == nil {
+		t.Fatal("no error from an exhausted random source")
+	}
+}
+
+// Two Monocles in one namespace share no child name, and no selector of one
+// matches a pod template of the other.
+func TestTwoInstancesStayApart(t *testing.T) {
+	answers := map[string]answer{}
+	for _, name := range []string{"team-a", "team-a-api"} { // a name that prefixes the other's children
+		req := fixture(t, "sync-v1-all-ready-job-complete")
+		req.Parent.Metadata.Name = name
+		req.Children = Children{}
+		answers[name] = decodeAnswer(t, syncJSON(t, req))
+	}
+	a, b := answers["team-a"], answers["team-a-api"]
+	for _, n := range a.names() {
+		if slices.Contains(b.names(), n) {
+			t.Errorf("both answer %s", n)
+		}
+	}
+	for _, x := range []answer{a, b} {
+		other := b
+		if x.names()[0] == b.names()[0] {
+			other = a
+		}
+		for _, sel := range selectors(x) {
+			for _, pod := range podLabels(other) {
+				if matches(sel, pod) {
+					t.Errorf("selector %v matches the other instance's pods %v", sel, pod)
+				}
+			}
+		}
+	}
+}
+
+func selectors(a answer) []map[string]any {
+	var out []map[string]any
+	for _, c := range a.Children {
+		spec, _ := c["spec"].(map[string]any)
+		if s, ok := spec["selector"].(map[string]any); ok {
+			if ml, ok := s["matchLabels"].(map[string]any); ok {
+				out = append(out, ml)
+			} else {
+				out = append(out, s) // a Service's selector
+			}
+		}
+	}
+	return out
+}
+
+func podLabels(a answer) []map[string]any {
+	var out []map[string]any
+	for _, c := range a.Children {
+		spec, _ := c["spec"].(map[string]any)
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			out = append(out, tmpl["metadata"].(map[string]any)["labels"].(map[string]any))
+		}
+	}
+	return out
+}
+
+func matches(selector, labels map[string]any) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// An edit by an admin changes exactly what it must between two answers.
+func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
+	podHash := func(kind string) []string {
+		return []string{
+			"Deployment/monocle-sample-api spec.template.metadata.annotations." + Group + "/" + kind + "-hash",
+			"Deployment/monocle-sample-crawler spec.template.metadata.annotations." + Group + "/" + kind + "-hash",
+		}
+	}
+	const identsConfig = "workspaces:\n  - name: demo\n    crawlers: []\n    idents:\n      - ident: Jane\n        aliases: [\"github.com/jane\"]\n"
+	tests := map[string]struct {
+		edit func(req *SyncRequest)
+		want []string
+	}{
+		"secret token rotated": {
+			edit: func(req *SyncRequest) { req.Children.Secrets["monocle-sample-api"].Data["GITHUB_TOKEN"] = []byte("ghp_new") },
+			want: append([]string{"Secret/monocle-sample-api data.GITHUB_TOKEN"}, podHash("secret")...),
+		},
+		"config crawler added, idents unchanged": {
+			edit: func(req *SyncRequest) {
+				req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = "workspaces:\n  - name: demo\n    crawlers: []\n# a comment\n"
+			},
+			want: append([]string{"ConfigMap/monocle-sample-api data.config.yaml"}, podHash("config")...),
+		},
+		"idents edited": {
+			edit: func(req *SyncRequest) { req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = identsConfig },
+			want: append([]string{
+				"ConfigMap/monocle-sample-api data.config.yaml",
+				"Job/monocle-sample-update-idents-0123456789 (removed)",
+				"Job/monocle-sample-update-idents-" + mustIdentsHash(t, identsConfig) + " (added)",
+				"status IdentsUpdated",
+			}, podHash("config")...),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			// A steady state first: every component ready, the Job done.
+			c := newCluster(t, readFixture(t, "sync-v1-all-ready-job-complete"))
+			req := c.request(t)
+			job := req.Children.Jobs["monocle-sample-update-idents-0123456789"]
+			// Name the recorded Job after the recorded config's idents, as
+			// this hook would have.
+			hash := mustIdentsHash(t, req.Children.ConfigMaps["monocle-sample-api"].Data[configFile])
+			job.Name = "monocle-sample-update-idents-" + hash
+			req.Children.Jobs = map[string]*batchJob{job.Name: job}
+			before := decodeAnswer(t, syncJSON(t, req))
+			tc.edit(req)
+			after := decodeAnswer(t, syncJSON(t, req))
+			got := diffAnswers(before, after)
+			for i, w := range tc.want {
+				tc.want[i] = strings.ReplaceAll(w, "0123456789", hash)
+			}
+			slices.Sort(got)
+			slices.Sort(tc.want)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("changed:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+func mustIdentsHash(t *testing.T, config string) string {
+	h, err := identsHash(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// diffAnswers lists the leaf paths that differ between two answers, by
+// child, plus the types of the conditions whose status changed.
+func diffAnswers(a, b answer) []string {
+	var out []string
+	index := func(x answer) map[string]map[string]any {
+		m := map[string]map[string]any{}
+		for _, c := range x.Children {
+			m[c["kind"].(string)+"/"+nestedString(c, "metadata", "name")] = c
+		}
+		return m
+	}
+	ia, ib := index(a), index(b)
+	for k, ca := range ia {
+		cb, ok := ib[k]
+		if !ok {
+			out = append(out, k+" (removed)")
+			continue
+		}
+		for _, p := range diffPaths("", ca, cb) {
+			out = append(out, k+" "+p)
+		}
+	}
+	for k := range ib {
+		if ia[k] == nil {
+			out = append(out, k+" (added)")
+		}
+	}
+	for _, ca := range a.Status.Conditions {
+		if cb := b.Status.Condition(ca.Type); cb.Status != ca.Status || cb.Reason != ca.Reason {
+			out = append(out, "status "+ca.Type)
+		}
+	}
+	return out
+}
+
+func diffPaths(prefix string, a, b any) []string {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			return []string{prefix}
+		}
+		return nil
+	}
+	var out []string
+	keys := map[string]bool{}
+	for k := range am {
+		keys[k] = true
+	}
+	for k := range bm {
+		keys[k] = true
+	}
+	for k := range keys {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		out = append(out, diffPaths(p, am[k], bm[k])...)
+	}
+	return out
+}
+
+// The update-idents Job waits for Elasticsearch, then stays for as long as
+// the idents do, whatever Elasticsearch does; a failed Job is reported and
+// left alone.
+func TestUpdateIdentsJob(t *testing.T) {
+	ready := fixture(t, "sync-v1-all-ready-job-complete")
+	hash := mustIdentsHash(t, ready.Children.ConfigMaps["monocle-sample-api"].Data[configFile])
+	jobName := "monocle-sample-update-idents-" + hash
+	recorded := ready.Children.Jobs["monocle-sample-update-idents-0123456789"]
+
+	tests := map[string]struct {
+		elasticReady bool
+		job          func() *batchJob
+		wantJob      bool
+		wantReason   string
+	}{
+		"elasticsearch not ready, no job": {elasticReady: false, wantJob: false, wantReason: "WaitingForElasticsearch"},
+		"elasticsearch ready, no job yet": {elasticReady: true, wantJob: true, wantReason: "WaitingForElasticsearch"},
+		"job complete":                    {elasticReady: true, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
+		"job complete, elasticsearch down": {elasticReady: false, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
+		"job running": {elasticReady: true, wantJob: true, wantReason: "JobRunning", job: func() *batchJob {
+			j := recorded.DeepCopy()
+			j.Status = batchJobStatus{Active: 1}
+			return j
+		}},
+		"job failed": {elasticReady: true, wantJob: true, wantReason: "JobFailed", job: func() *batchJob {
+			j := recorded.DeepCopy()
+			j.Status = batchJobStatus{Failed: 4, Conditions: []batchJobCondition{{Type: "Failed", Status: "True"}}}
+			return j
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req := fixture(t, "sync-v1-all-ready-job-complete")
+			req.Children.Jobs = map[string]*batchJob{}
+			if tc.job != nil {
+				j := tc.job()
+				j.Name = jobName
+				req.Children.Jobs[jobName] = j
+			}
+			if !tc.elasticReady {
+				req.Children.StatefulSets["monocle-sample-elastic"].Status.ReadyReplicas = 0
+			}
+			a := decodeAnswer(t, syncJSON(t, req))
+			job := a.child("Job", jobName)
+			if (job != nil) != tc.wantJob {
+				t.Fatalf("job answered: %v, want %v", job != nil, tc.wantJob)
+			}
+			if c := a.Status.Condition(ConditionIdentsUpdated); c.Reason != tc.wantReason {
+				t.Errorf("IdentsUpdated reason %q, want %q", c.Reason, tc.wantReason)
+			}
+			if tc.job != nil {
+				// An existing Job's template is immutable: answered as it is.
+				want, _ := json.Marshal(req.Children.Jobs[jobName].Spec.Template)
+				got, _ := json.Marshal(job["spec"].(map[string]any)["template"])
+				if !jsonEqual(t, want, got) {
+					t.Errorf("job template changed:\n%s\n%s", want, got)
+				}
+			}
+			if job != nil && tc.job == nil {
+				checkRestricted(t, job["spec"].(map[string]any)["template"].(map[string]any))
+			}
+		})
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		t.Fatal("not JSON")
+	}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+// checkRestricted: the pod template meets the restricted Pod Security
+// Standard and requests resources.
+func checkRestricted(t *testing.T, template map[string]any) {
+	t.Helper()
+	spec := template["spec"].(map[string]any)
+	psc, _ := spec["securityContext"].(map[string]any)
+	if psc["runAsNonRoot"] != true || nestedString(psc, "seccompProfile", "type") != "RuntimeDefault" {
+		t.Errorf("pod securityContext %v", psc)
+	}
+	for _, c := range spec["containers"].([]any) {
+		c := c.(map[string]any)
+		sc, _ := c["securityContext"].(map[string]any)
+		drop, _ := json.Marshal(sc["capabilities"])
+		if sc["allowPrivilegeEscalation"] != false || string(drop) != `{"drop":["ALL"]}` {
+			t.Errorf("container %s securityContext %v", c["name"], sc)
+		}
+		req, _ := c["resources"].(map[string]any)["requests"].(map[string]any)
+		if req["cpu"] == nil || req["memory"] == nil {
+			t.Errorf("container %s requests %v", c["name"], req)
+		}
+	}
+}
+
+func TestEveryPodTemplateIsRestricted(t *testing.T) {
+	a := decodeAnswer(t, syncJSON(t, fixture(t, "sync-v1-all-ready-job-complete")))
+	n := 0
+	for _, c := range a.Children {
+		spec, _ := c["spec"].(map[string]any)
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			checkRestricted(t, tmpl)
+			n++
+		}
+	}
+	if n != 4 {
+		t.Fatalf("%d pod templates, want 4 (elastic, api, crawler, update-idents)", n)
+	}
+}
+
+// A storage change after creation keeps the immutable templates and says so.
+func TestStorageChangeKeepsVolumeClaimTemplates(t *testing.T) {
+	req := fixture(t, "sync-v2-observed-children") // spec asks 5Gi, the volume holds 1Gi
+	a := decodeAnswer(t, syncJSON(t, req))
+	sts := a.child("StatefulSet", "team-b-elastic")
+	got, _ := json.Marshal(sts["spec"].(map[string]any)["volumeClaimTemplates"])
+	want, _ := json.Marshal(req.Children.StatefulSets["default/team-b-elastic"].Spec.VolumeClaimTemplates)
+	if !jsonEqual(t, want, got) {
+		t.Errorf("volumeClaimTemplates changed:\n%s\n%s", want, got)
+	}
+	c := a.Status.Condition(ConditionSpecApplied)
+	if c.Status != metav1.ConditionFalse || c.Reason != "ImmutableField" || !strings.Contains(c.Message, "spec.storageSize") {
+		t.Errorf("SpecApplied = %+v", c)
+	}
+}
+
+// A spec the hook cannot honour: a condition names the field, and every
+// observed child is answered as last applied; nothing deleted or rolled.
+func TestInvalidSpecKeepsEveryChild(t *testing.T) {
+	tests := map[string]struct {
+		spec  string
+		field string
+	}{
+		"publicURL not a URL":       {`{"publicURL": "not a url"}`, "spec.publicURL"},
+		"monoclePublicURL ftp":      {`{"monoclePublicURL": "ftp://x"}`, "spec.monoclePublicURL"},
+		"storageSize not quantity":  {`{"storageSize": "lots"}`, "spec.storageSize"},
+		"storageSize negative":      {`{"storageSize": "-1Gi"}`, "spec.storageSize"},
+		"storageSize of wrong type": {`{"storageSize": 5}`, "spec.storageSize"},
+		"spec not an object":        {`"nope"`, "spec"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			// Converge first, then break the spec.
+			c := newCluster(t, readFixture(t, "sync-v1-all-ready-job-complete"))
+			for range 2 {
+				c.apply(t, syncJSON(t, c.request(t)))
+			}
+			req := c.request(t)
+			req.Parent.Spec = json.RawMessage(tc.spec)
+			got := syncJSON(t, req)
+			a := decodeAnswer(t, got)
+			cond := a.Status.Condition(ConditionSpecApplied)
+			if cond.Status != metav1.ConditionFalse || cond.Reason != "InvalidSpec" || !strings.HasPrefix(cond.Message, tc.field) {
+				t.Errorf("SpecApplied = %+v, want InvalidSpec naming %s", cond, tc.field)
+			}
+			if a.Status.URL != "http://localhost:8090" {
+				t.Errorf("status.url = %q, want the URL in effect", a.Status.URL)
+			}
+			created, updated, deleted := c.apply(t, got)
+			if len(created)+len(updated)+len(deleted) > 0 {
+				t.Errorf("a bad spec created %v, updated %v, deleted %v", created, updated, deleted)
+			}
+		})
+	}
+}
+
+// An admin's config edit survives a bad spec: the ConfigMap is answered
+// with the observed data, not the last-applied one.
+func TestInvalidSpecKeepsAdminEdits(t *testing.T) {
+	c := newCluster(t, readFixture(t, "sync-v1-observed-children"))
+	c.apply(t, syncJSON(t, c.request(t)))
+	c.children["ConfigMap.v1"]["monocle-sample-api"]["data"].(map[string]any)[configFile] = "workspaces: []\n"
+	req := c.request(t)
+	req.Parent.Spec = json.RawMessage(`{"publicURL": "nope"}`)
+	c.apply(t, syncJSON(t, req))
+	if got := c.children["ConfigMap.v1"]["monocle-sample-api"]["data"].(map[string]any)[configFile]; got != "workspaces: []\n" {
+		t.Fatalf("admin's config reverted to %q", got)
+	}
+}
+
+func TestConfigInvalidKeepsJob(t *testing.T) {
+	req := fixture(t, "sync-v1-all-ready-job-complete")
+	req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = "workspaces: [unclosed"
+	a := decodeAnswer(t, syncJSON(t, req))
+	if a.child("Job", "monocle-sample-update-idents-0123456789") == nil {
+		t.Error("the existing Job was left out (deleted)")
+	}
+	if c := a.Status.Condition(ConditionIdentsUpdated); c.Reason != "ConfigInvalid" {
+		t.Errorf("IdentsUpdated = %+v", c)
+	}
+}
+
+// lastTransitionTime moves only when a condition's status does.
+func TestConditionTransitionTimes(t *testing.T) {
+	earlier := metav1.NewTime(testNow.Add(-time.Hour))
+	req := fixture(t, "sync-v1-observed-children")
+	req.Parent.Status.Conditions = []metav1.Condition{
+		{Type: ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: earlier},
+		{Type: ConditionProgressing, Status: metav1.ConditionFalse, LastTransitionTime: earlier},
+	}
+	a := decodeAnswer(t, syncJSON(t, req))
+	if got := a.Status.Condition(ConditionReady).LastTransitionTime; !got.Equal(&earlier) {
+		t.Errorf("Ready unchanged but its time moved to %v", got)
+	}
+	if got := a.Status.Condition(ConditionProgressing).LastTransitionTime; !got.Time.Equal(testNow) {
+		t.Errorf("Progressing turned True at %v, want now", got)
+	}
+}
+
+func TestStatusReadyWhenEverythingIs(t *testing.T) {
+	a := decodeAnswer(t, syncJSON(t, fixture(t, "sync-v1-all-ready-job-complete")))
+	if a.Status.Elastic != "Ready" || a.Status.API != "Ready" || a.Status.Crawler != "Ready" {
+		t.Errorf("status %+v", a.Status)
+	}
+	if c := a.Status.Condition(ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v", c)
+	}
+	b := decodeAnswer(t, syncJSON(t, fixture(t, "sync-v1-observed-children")))
+	if c := b.Status.Condition(ConditionReady); c.Status != metav1.ConditionFalse || b.Status.API != "In Progress" {
+		t.Errorf("not ready children gave %+v", b.Status)
+	}
+}
+
+func TestFinalizeReleasesTheParent(t *testing.T) {
+	resp, err := Sync(fixture(t, "finalize-v1"), testEnv())
+	if err != nil || !resp.Finalized {
+		t.Fatalf("finalized %v, err %v", resp != nil && resp.Finalized, err)
+	}
+	resp, _ = Sync(fixture(t, "sync-v1-observed-children"), testEnv())
+	if resp.Finalized {
+		t.Fatal("a sync answered finalized")
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	tests := map[string]*SyncRequest{
+		"no parent":   {},
+		"no name":     {Parent: &Parent{Kind: Kind}},
+		"wrong kind":  {Parent: &Parent{Kind: "Pod", Metadata: metav1.ObjectMeta{Name: "x"}}},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Sync(req, testEnv()); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+}

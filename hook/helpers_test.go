@@ -184,7 +184,7 @@ type cluster struct {
 func newCluster(t testing.TB, req []byte) *cluster {
 	t.Helper()
 	var raw struct {
-		Parent   json.RawMessage                          `json:"parent"`
+		Parent   json.RawMessage                      `json:"parent"`
 		Children map[string]map[string]map[string]any `json:"children"`
 	}
 	if err := json.Unmarshal(req, &raw); err != nil {

@@ -223,7 +223,9 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 		want []string
 	}{
 		"secret token rotated": {
-			edit: func(req *SyncRequest) { req.Children.Secrets["monocle-sample-api"].Data["GITHUB_TOKEN"] = []byte("ghp_new") },
+			edit: func(req *SyncRequest) {
+				req.Children.Secrets["monocle-sample-api"].Data["GITHUB_TOKEN"] = []byte("ghp_new")
+			},
 			want: append([]string{"Secret/monocle-sample-api data.GITHUB_TOKEN"}, podHash("secret")...),
 		},
 		"config crawler added, idents unchanged": {
@@ -356,9 +358,9 @@ func TestUpdateIdentsJob(t *testing.T) {
 		wantJob      bool
 		wantReason   string
 	}{
-		"elasticsearch not ready, no job": {elasticReady: false, wantJob: false, wantReason: "WaitingForElasticsearch"},
-		"elasticsearch ready, no job yet": {elasticReady: true, wantJob: true, wantReason: "WaitingForElasticsearch"},
-		"job complete":                    {elasticReady: true, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
+		"elasticsearch not ready, no job":  {elasticReady: false, wantJob: false, wantReason: "WaitingForElasticsearch"},
+		"elasticsearch ready, no job yet":  {elasticReady: true, wantJob: true, wantReason: "WaitingForElasticsearch"},
+		"job complete":                     {elasticReady: true, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
 		"job complete, elasticsearch down": {elasticReady: false, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
 		"job running": {elasticReady: true, wantJob: true, wantReason: "JobRunning", job: func() *batchJob {
 			j := recorded.DeepCopy()
@@ -580,9 +582,9 @@ func TestFinalizeReleasesTheParent(t *testing.T) {
 
 func TestBadRequests(t *testing.T) {
 	tests := map[string]*SyncRequest{
-		"no parent":   {},
-		"no name":     {Parent: &Parent{Kind: Kind}},
-		"wrong kind":  {Parent: &Parent{Kind: "Pod", Metadata: metav1.ObjectMeta{Name: "x"}}},
+		"no parent":  {},
+		"no name":    {Parent: &Parent{Kind: Kind}},
+		"wrong kind": {Parent: &Parent{Kind: "Pod", Metadata: metav1.ObjectMeta{Name: "x"}}},
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -40,13 +41,19 @@ func main() {
 		}
 		return
 	}
-	if err := serve(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := serve(ctx, os.Args[1:], log, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "monocle-hook:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(args []string) error {
+// serve answers until ctx is done, then drains: /readyz fails and in-flight
+// syncs get up to --shutdown-timeout to finish. started, if not nil, is
+// told the address it listens on.
+func serve(ctx context.Context, args []string, log *slog.Logger, started func(net.Addr)) error {
 	fs := flag.NewFlagSet("monocle-hook", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	listen := fs.String("listen", ":8080", "address to serve the hook, health and metrics on")
@@ -55,7 +62,6 @@ func serve(args []string) error {
 		return err
 	}
 
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	srv := hook.NewServer(hook.Env{Now: time.Now, Rand: rand.Reader}, log, prometheus.NewRegistry(), version)
 	httpServer := &http.Server{
 		Addr:              *listen,
@@ -68,11 +74,16 @@ func serve(args []string) error {
 		IdleTimeout:  90 * time.Second,
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	listener, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- httpServer.ListenAndServe() }()
-	log.Info("serving", "address", *listen, "version", version)
+	go func() { errc <- httpServer.Serve(listener) }()
+	log.Info("serving", "address", listener.Addr().String(), "version", version)
+	if started != nil {
+		started(listener.Addr())
+	}
 
 	select {
 	case err := <-errc:

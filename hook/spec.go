@@ -59,7 +59,7 @@ type fieldError struct {
 
 func (e *fieldError) Error() string {
 	if e.field == "" {
-		return "spec " + e.message
+		return e.message
 	}
 	return "spec." + e.field + " " + e.message
 }
@@ -80,7 +80,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			if errors.As(err, &typeErr) && typeErr.Field != "" {
 				return settings{}, invalid(typeErr.Field, "must be a %s, not a JSON %s", typeErr.Type, typeErr.Value)
 			}
-			return settings{}, invalid("", "is not a JSON object: %v", err)
+			return settings{}, invalid("", "spec is not a JSON object: %v", err)
 		}
 	}
 

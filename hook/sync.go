@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Env is all the hook depends on beyond the request: tests fix both.
@@ -61,6 +62,11 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	obs := observe(req.Children)
 
 	s, specErr := resolveSpec(req.Parent.Spec)
+	if errs := validation.IsDNS1035Label(n.instance); len(errs) > 0 || len(n.instance) > MaxNameLength {
+		// The CRD's rule rejects such names; this guards objects made
+		// without it, whose children could not be named.
+		specErr = &fieldError{"InvalidSpec", "", fmt.Sprintf("metadata.name %q must be a DNS-1035 label of at most %d characters", n.instance, MaxNameLength)}
+	}
 	var resp *SyncResponse
 	if specErr != nil {
 		children, err := lastApplied(obs)

@@ -1,0 +1,42 @@
+# monocle-hook: `make run` serves the hook on 127.0.0.1:8080, `make test`
+# runs every test (unit, then the real API server ones).
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE   ?= ghcr.io/change-metrics/monocle-hook:$(VERSION)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+# Fuzz time per target in `make fuzz` (and so in `make test`).
+FUZZTIME ?= 15s
+
+.PHONY: build run unit fuzz e2e test bench image clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/monocle-hook .
+
+run: build
+	bin/monocle-hook --listen 127.0.0.1:8080
+
+# The quick loop: every unit test, with the race detector.
+unit:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+# Bounded native fuzzing of the decoder and of Sync, seeded from the fixtures.
+fuzz:
+	$(GO) test ./hook -run '^$$' -fuzz '^FuzzSyncRequest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./hook -run '^$$' -fuzz '^FuzzSpec$$' -fuzztime $(FUZZTIME)
+
+# Integration tests on a real etcd + kube-apiserver: tools/assets.sh builds
+# them once (about 20 minutes cold) into ~/.cache/monocle-hook.
+e2e:
+	cd e2e && KUBEBUILDER_ASSETS="$$(../tools/assets.sh)" $(GO) test -count=1 -timeout 30m ./...
+
+test: unit fuzz e2e
+
+bench:
+	$(GO) test ./hook -run '^$$' -bench . -benchmem
+
+image:
+	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
+clean:
+	rm -rf bin

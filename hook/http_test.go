@@ -1,0 +1,159 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func newTestServer(t *testing.T, logs io.Writer) *httptest.Server {
+	t.Helper()
+	s := NewServer(testEnv(), slog.New(slog.NewJSONHandler(logs, nil)), prometheus.NewRegistry(), "test")
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func post(t *testing.T, url string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestHTTPBadInput(t *testing.T) {
+	srv := newTestServer(t, io.Discard)
+	tests := map[string]struct {
+		method, body string
+		code         int
+		message      string
+	}{
+		"malformed JSON":          {"POST", `{"parent":`, 400, "not a sync request"},
+		"not an object":           {"POST", `[1,2]`, 400, "not a sync request"},
+		"no parent":               {"POST", `{"children":{}}`, 400, "no parent"},
+		"parent of wrong kind":    {"POST", `{"parent":{"kind":"Pod","metadata":{"name":"x"}}}`, 400, "not a Monocle"},
+		"children of wrong shape": {"POST", `{"parent":{"kind":"Monocle","metadata":{"name":"x"}},"children":{"Secret.v1":5}}`, 400, "not a sync request"},
+		"over the size limit":     {"POST", `{"parent":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413, "over"},
+		"wrong method":            {"GET", ``, 405, "not allowed"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, srv.URL+"/sync", strings.NewReader(tc.body))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			msg := strings.TrimSuffix(string(b), "\n")
+			if resp.StatusCode != tc.code || !strings.Contains(msg, tc.message) || strings.Contains(msg, "\n") {
+				t.Errorf("got %d %q, want %d with one line containing %q", resp.StatusCode, msg, tc.code, tc.message)
+			}
+		})
+	}
+}
+
+// POSTing the recorded request answers the children and keeps the Secret's
+// keys as observed; the log line has the parent and no secret value.
+func TestHTTPSyncFixture(t *testing.T) {
+	var logs bytes.Buffer
+	srv := newTestServer(t, &logs)
+	code, body := post(t, srv.URL+"/sync", readFixture(t, "sync-v1-observed-children"))
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	if body != string(syncJSON(t, fixture(t, "sync-v1-observed-children"))) {
+		t.Error("/sync answered other bytes than Sync")
+	}
+	a := decodeAnswer(t, []byte(body))
+	data := a.child("Secret", "monocle-sample-api")["data"].(map[string]any)
+	if data["GITHUB_TOKEN"] != base64.StdEncoding.EncodeToString([]byte("ghp_example_admin_token")) || data[apiKeyName] == nil {
+		t.Errorf("Secret data %v", data)
+	}
+	for _, want := range []string{`"namespace":"default"`, `"name":"monocle-sample"`, `"generation":1`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log %s lacks %s", logs.String(), want)
+		}
+	}
+	for _, secret := range []string{"ghp_example_admin_token", "captured-fixture-key-000000", "Z2hwX2V4YW1wbGVfYWRtaW5fdG9rZW4"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log holds a secret value %q", secret)
+		}
+	}
+	code, metrics := get(t, srv.URL+"/metrics")
+	if code != 200 {
+		t.Fatal(code)
+	}
+	for _, want := range []string{
+		`monocle_hook_sync_requests_total{result="ok"} 1`,
+		`monocle_hook_sync_duration_seconds_count 1`,
+		`monocle_hook_desired_children_total{kind="Deployment"} 2`,
+		`monocle_hook_sync_errors_total{reason="malformed"} 0`,
+		`monocle_hook_build_info{goversion=`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, secret := range []string{"ghp_example_admin_token", "captured-fixture-key"} {
+		if strings.Contains(metrics, secret) {
+			t.Errorf("/metrics holds a secret value")
+		}
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestHealthAndDrain(t *testing.T) {
+	s := NewServer(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), "test")
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+		if code, _ := get(t, srv.URL+path); code != 200 {
+			t.Errorf("%s: %d", path, code)
+		}
+	}
+	s.Drain()
+	if code, _ := get(t, srv.URL+"/readyz"); code != 503 {
+		t.Errorf("/readyz while draining: %d", code)
+	}
+	if code, _ := get(t, srv.URL+"/healthz"); code != 200 {
+		t.Errorf("/healthz while draining: %d", code)
+	}
+}
+
+func TestPanicIsA500AndCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := NewServer(Env{Now: nil, Rand: nil}, slog.New(slog.NewJSONHandler(io.Discard, nil)), reg, "test")
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	// A nil clock panics inside Sync: the server must answer, not crash.
+	code, _ := post(t, srv.URL+"/sync", readFixture(t, "sync-v1-all-ready-job-complete"))
+	if code != 500 {
+		t.Fatalf("status %d, want 500", code)
+	}
+	_, metrics := get(t, srv.URL+"/metrics")
+	if !strings.Contains(metrics, `monocle_hook_sync_errors_total{reason="panic"} 1`) {
+		t.Error("the panic is not counted")
+	}
+}

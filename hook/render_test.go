@@ -1,0 +1,58 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Render prints exactly the children /sync answers for each example as a
+// new parent.
+func TestRenderIsSync(t *testing.T) {
+	files, _ := filepath.Glob("../examples/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			monocle, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, err := Render(monocle, testEnv())
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			parent, err := yaml.YAMLToJSON(monocle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := json.Marshal(map[string]any{"parent": json.RawMessage(parent), "children": map[string]any{}})
+			code, answer := post(t, newTestServer(t, &bytes.Buffer{}).URL+"/sync", body)
+			if code != 200 {
+				t.Fatalf("/sync: %d %s", code, answer)
+			}
+			var a struct{ Children []json.RawMessage }
+			if err := json.Unmarshal([]byte(answer), &a); err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			for _, c := range a.Children {
+				y, err := yaml.JSONToYAML(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want.WriteString("---\n")
+				want.Write(y)
+			}
+			if len(a.Children) < 7 || !bytes.Equal(rendered, want.Bytes()) {
+				t.Errorf("render differs from /sync:\n%s", firstDiff(want.String(), string(rendered)))
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -23,6 +24,7 @@ var (
 	typeStatefulSet = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
 	typeDeployment  = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 	typeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
+	typeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
 )
 
 func meta(name string, labels map[string]string) metav1.ObjectMeta {
@@ -68,7 +70,12 @@ func makeService(n names, name, component string, port int32) *corev1.Service {
 // makeElasticStatefulSet builds Elasticsearch. observed, when not nil, is the
 // StatefulSet as it exists: its immutable fields (selector, serviceName,
 // volumeClaimTemplates) are answered as they are, whatever the spec says now.
-func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet) *appsv1.StatefulSet {
+// retain forces the Retain policy on the volume, whatever the spec says.
+func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, retain bool) *appsv1.StatefulSet {
+	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if s.elastic.deleteData && !retain {
+		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
 	sts := &appsv1.StatefulSet{
 		TypeMeta:   typeStatefulSet,
 		ObjectMeta: meta(n.elastic, n.labels(componentElastic)),
@@ -76,27 +83,27 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet) *
 			Replicas:    ptr(int32(1)),
 			ServiceName: n.elastic,
 			Selector:    &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
-			// Retain: the data outlives the StatefulSet, and so the Monocle.
+			// Retain unless asked: the data outlives the Monocle.
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenDeleted: whenDeleted,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentElastic)},
-				Spec: podSpec(corev1.Container{
+				Spec: podSpec(s.scheduling, corev1.Container{
 					Name:  "elastic",
-					Image: s.elasticImage,
+					Image: s.elastic.image,
 					Env: []corev1.EnvVar{
 						// single-node also skips the bootstrap checks that
 						// would need a privileged sysctl init container.
 						{Name: "discovery.type", Value: "single-node"},
 						{Name: "xpack.security.enabled", Value: "false"},
-						{Name: "ES_JAVA_OPTS", Value: "-Xms512m -Xmx512m"},
+						{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
 					},
 					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: elasticPort, Protocol: corev1.ProtocolTCP}},
 					// Ready once the cluster is at least yellow: a 408 otherwise.
 					ReadinessProbe: httpProbe("/_cluster/health?wait_for_status=yellow&timeout=1s", 10, 3),
-					Resources:      resources("500m", "1Gi", "1Gi"),
+					Resources:      s.elastic.res,
 					VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: "/usr/share/elasticsearch/data"}},
 				}),
 			},
@@ -120,13 +127,13 @@ func dataClaim(s settings) corev1.PersistentVolumeClaim {
 		ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.storageSize}},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.elastic.size}},
 			VolumeMode:  ptr(corev1.PersistentVolumeFilesystem),
 		},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
 	}
-	if s.storageClass != "" {
-		claim.Spec.StorageClassName = ptr(s.storageClass)
+	if s.elastic.class != "" {
+		claim.Spec.StorageClassName = ptr(s.elastic.class)
 	}
 	return claim
 }
@@ -137,27 +144,30 @@ type rollout struct{ configHash, secretHash string }
 func makeAPIDeployment(n names, s settings, r rollout) *appsv1.Deployment {
 	c := monocleContainer(n, s, "api", apiPort)
 	c.Env = append(c.Env,
-		corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: elasticURL(n)},
+		elasticURLEnv(n, s),
 		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
 	)
-	c.Resources = resources("100m", "256Mi", "1Gi")
-	return makeDeployment(n, n.api, componentAPI, r, c)
+	if s.webappTitle != "" {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: s.webappTitle})
+	}
+	c.Resources = s.apiRes
+	return makeDeployment(n, s, n.api, componentAPI, s.apiReplicas, r, c)
 }
 
 func makeCrawlerDeployment(n names, s settings, r rollout) *appsv1.Deployment {
 	c := monocleContainer(n, s, "crawler", crawlerPort)
 	// The crawler talks to the API, never to Elasticsearch.
 	c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: apiURL(n)})
-	c.Resources = resources("50m", "128Mi", "512Mi")
-	return makeDeployment(n, n.crawler, componentCrawler, r, c)
+	c.Resources = s.crawlerRes
+	return makeDeployment(n, s, n.crawler, componentCrawler, 1, r, c)
 }
 
-func makeDeployment(n names, name, component string, r rollout, c corev1.Container) *appsv1.Deployment {
+func makeDeployment(n names, s settings, name, component string, replicas int32, r rollout, c corev1.Container) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		TypeMeta:   typeDeployment,
 		ObjectMeta: meta(name, n.labels(component)),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(1)),
+			Replicas: ptr(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: n.selector(component)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
@@ -167,28 +177,49 @@ func makeDeployment(n names, name, component string, r rollout, c corev1.Contain
 						annotationSecretHash: r.secretHash,
 					},
 				},
-				Spec: withConfigVolume(n, podSpec(c)),
+				Spec: withConfigVolume(n, s, podSpec(s.scheduling, c)),
 			},
 		},
 	}
 }
 
 // monocleContainer is what the API and the crawler share: the image, the
-// Secret as environment, the config file and health on the given port.
+// Secrets as environment, the config file and health on the given port.
 func monocleContainer(n names, s settings, command string, port int32) corev1.Container {
+	envFrom := []corev1.EnvFromSource{secretEnv(n.api)}
+	if s.secret != "" {
+		// Later sources win: the user's keys override the generated ones.
+		envFrom = append(envFrom, secretEnv(s.secret))
+	}
 	return corev1.Container{
-		Name:    command,
-		Image:   s.image,
-		Command: []string{"monocle", command},
-		Env:     []corev1.EnvVar{{Name: "MONOCLE_CONFIG", Value: configDir + "/" + configFile}},
-		EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: n.api},
-		}}},
+		Name:           command,
+		Image:          s.image,
+		Command:        []string{"monocle", command},
+		Env:            []corev1.EnvVar{{Name: "MONOCLE_CONFIG", Value: configDir + "/" + configFile}},
+		EnvFrom:        envFrom,
 		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: port, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: httpProbe("/health", 10, 3),
 		LivenessProbe:  httpProbe("/health", 30, 5),
 		VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
+}
+
+func secretEnv(name string) corev1.EnvFromSource {
+	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+// elasticURLEnv points at the managed Elasticsearch, at an external URL, or
+// at a Secret key holding one (with credentials: never in the spec).
+func elasticURLEnv(n names, s settings) corev1.EnvVar {
+	e := corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.url}
+	switch {
+	case s.elastic.urlSecret != nil:
+		e.Value = ""
+		e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}
+	case s.elastic.url == "":
+		e.Value = elasticURL(n)
+	}
+	return e
 }
 
 // makeUpdateIdentsJob re-attributes changes to the config's idents. Its name
@@ -199,12 +230,15 @@ func makeUpdateIdentsJob(n names, s settings, identsHash string, observed *batch
 	c := corev1.Container{
 		Name:  "update-idents",
 		Image: s.image,
+		// $(VAR) is expanded by the kubelet: the URL, which may hold
+		// credentials, stays in the environment (and its Secret).
 		Command: []string{"monocle", "janitor", "update-idents",
-			"--elastic", elasticURL(n), "--config", configDir + "/" + configFile},
+			"--elastic", "$(MONOCLE_ELASTIC_URL)", "--config", configDir + "/" + configFile},
+		Env:          []corev1.EnvVar{elasticURLEnv(n, s)},
 		Resources:    resources("100m", "256Mi", "1Gi"),
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
-	spec := withConfigVolume(n, podSpec(c))
+	spec := withConfigVolume(n, s, podSpec(s.scheduling, c))
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
 		TypeMeta:   typeJob,
@@ -223,9 +257,40 @@ func makeUpdateIdentsJob(n names, s settings, identsHash string, observed *batch
 	return job
 }
 
+// makeIngress routes the public host to the API Service.
+func makeIngress(n names, in *IngressSpec) *networkingv1.Ingress {
+	ing := &networkingv1.Ingress{
+		TypeMeta:   typeIngress,
+		ObjectMeta: meta(n.api, n.labels(componentAPI)),
+		Spec: networkingv1.IngressSpec{
+			Rules: []networkingv1.IngressRule{{
+				Host: in.Host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path:     "/",
+						PathType: ptr(networkingv1.PathTypePrefix),
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: n.api,
+							Port: networkingv1.ServiceBackendPort{Name: "http"},
+						}},
+					}},
+				}},
+			}},
+		},
+	}
+	ing.Annotations = in.Annotations
+	if in.ClassName != "" {
+		ing.Spec.IngressClassName = ptr(in.ClassName)
+	}
+	if in.TLSSecretName != "" {
+		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLSSecretName}}
+	}
+	return ing
+}
+
 // podSpec wraps one container in a pod that meets the restricted Pod
-// Security Standard, running as the images' own user.
-func podSpec(c corev1.Container) corev1.PodSpec {
+// Security Standard, running as the images' own user, scheduled as asked.
+func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
 	c.SecurityContext = &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -239,14 +304,20 @@ func podSpec(c corev1.Container) corev1.PodSpec {
 			FSGroup:        ptr(int64(imageUser)),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
+		NodeSelector:     sched.nodeSelector,
+		Tolerations:      sched.tolerations,
+		Affinity:         sched.affinity,
+		ImagePullSecrets: sched.imagePullSecrets,
 	}
 }
 
-func withConfigVolume(n names, spec corev1.PodSpec) corev1.PodSpec {
+// withConfigVolume mounts the config: the user's ConfigMap when the spec
+// names one, else the generated N-api.
+func withConfigVolume(n names, s settings, spec corev1.PodSpec) corev1.PodSpec {
 	spec.Volumes = []corev1.Volume{{
 		Name: "config",
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: n.api},
+			LocalObjectReference: corev1.LocalObjectReference{Name: firstNonEmpty(s.configMap, n.api)},
 		}},
 	}}
 	return spec

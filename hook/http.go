@@ -45,6 +45,7 @@ func (s *Server) Handler() http.Handler {
 		http.Error(w, r.Method+" is not allowed here", http.StatusMethodNotAllowed)
 	})
 	r.Post("/sync", s.sync)
+	r.Post("/customize", s.customize)
 	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
 	r.Get("/healthz", ok)
 	r.Get("/livez", ok)
@@ -102,6 +103,22 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		"namespace", md.Namespace, "name", md.Name, "generation", md.Generation,
 		"children", len(resp.Children), "ready", resp.Status.Condition(ConditionReady).Status,
 		"specApplied", specApplied.Status, "seconds", elapsed.Seconds())
+}
+
+func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req CustomizeRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes)).Decode(&req); err != nil {
+		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a customize request: "+oneLine(err.Error()))
+		return
+	}
+	resp, err := Customize(&req)
+	if err != nil {
+		s.fail(w, start, http.StatusBadRequest, "malformed", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
 }
 
 // fail answers one line of text: Metacontroller puts it in a SyncError event.

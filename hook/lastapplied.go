@@ -55,6 +55,11 @@ func lastApplied(obs observed) ([]Child, error) {
 			return nil, err
 		}
 	}
+	for _, name := range sortedKeys(obs.ingresses) {
+		if err := add(obs.ingresses[name], false); err != nil {
+			return nil, err
+		}
+	}
 	return children, nil
 }
 

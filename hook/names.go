@@ -63,6 +63,9 @@ func (n names) updateIdentsJob(identsHash string) string {
 	return n.instance + "-update-idents-" + identsHash
 }
 
+// dataClaim is the PVC the StatefulSet's volumeClaimTemplate "data" makes.
+func (n names) dataClaim() string { return "data-" + n.elastic + "-0" }
+
 func (n names) updateIdentsPrefix() string { return n.instance + "-update-idents-" }
 
 // selector is what a workload selects and a Service routes to: it names the

@@ -30,32 +30,44 @@ const (
 
 // statusInput is what the status needs beyond the observed children.
 type statusInput struct {
-	url         string
-	specError   *fieldError
+	url        string
+	external   bool // Elasticsearch is external: none to wait for
+	crawler    bool // the crawler is enabled
+	retaining  bool // the StatefulSet is kept until its volume is set to Retain
+	storage    *StorageStatus
+	specErrors []*fieldError
+	// The update-idents Job of the current idents, if observed, and its name
+	// ("" when the idents are unknown).
 	configError error
-	job         *batchv1.Job // the update-idents Job of the current idents, if observed
+	job         *batchv1.Job
 	jobName     string
 }
 
 // makeStatus is computed from observed children only; time enters only as
 // a condition's lastTransitionTime, and only when its status changes.
 func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in statusInput) Status {
-	elastic := statefulSetReady(obs.statefulSets[n.elastic])
-	api := deploymentReady(obs.deployments[n.api])
-	crawler := deploymentReady(obs.deployments[n.crawler])
-
+	st := Status{URL: in.url, Storage: in.storage}
 	var waiting []string
-	for _, c := range []struct {
-		name  string
-		ready bool
-	}{{"elastic", elastic}, {"api", api}, {"crawler", crawler}} {
-		if !c.ready {
-			waiting = append(waiting, c.name)
+	component := func(name string, ready, enabled bool, off string) string {
+		switch {
+		case !enabled:
+			return off
+		case ready:
+			return stateReady
 		}
+		waiting = append(waiting, name)
+		return stateInProgress
+	}
+	sts, api := obs.statefulSets[n.elastic], obs.deployments[n.api]
+	st.Elastic = component("elastic", statefulSetReady(sts), !in.external, "External")
+	st.API = component("api", deploymentReady(api), true, "")
+	st.Crawler = component("crawler", deploymentReady(obs.deployments[n.crawler]), in.crawler, "Disabled")
+	if v := (Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (Versions{}) {
+		st.Versions = &v
 	}
 
 	conds := []metav1.Condition{
-		{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "Elasticsearch, the API and the crawler are ready"},
+		{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"},
 		{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"},
 		{Type: ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"},
 		identsCondition(in),
@@ -65,8 +77,16 @@ func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in 
 		conds[0] = metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: msg}
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: msg}
 	}
-	if e := in.specError; e != nil {
-		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: e.reason, Message: e.Error()}
+	if in.retaining {
+		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
+			Message: "setting Elasticsearch's volume to Retain before its StatefulSet is removed"}
+	}
+	if len(in.specErrors) > 0 {
+		msgs := make([]string, len(in.specErrors))
+		for i, e := range in.specErrors {
+			msgs[i] = e.Error()
+		}
+		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: in.specErrors[0].reason, Message: strings.Join(msgs, "; ")}
 	}
 
 	gen := parent.Metadata.Generation
@@ -74,13 +94,29 @@ func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in 
 		conds[i].ObservedGeneration = gen
 		conds[i].LastTransitionTime = transitionTime(parent.Status.Conditions, conds[i], now)
 	}
-	return Status{
-		Elastic:    state(elastic),
-		API:        state(api),
-		Crawler:    state(crawler),
-		URL:        in.url,
-		Conditions: conds,
+	st.Conditions = conds
+	return st
+}
+
+// runningImage is a workload's image once its rollout is complete.
+func runningImage(w interface{}) string {
+	var containers []corev1.Container
+	switch o := w.(type) {
+	case *appsv1.Deployment:
+		if !deploymentReady(o) {
+			return ""
+		}
+		containers = o.Spec.Template.Spec.Containers
+	case *appsv1.StatefulSet:
+		if !statefulSetReady(o) {
+			return ""
+		}
+		containers = o.Spec.Template.Spec.Containers
 	}
+	if len(containers) == 0 {
+		return ""
+	}
+	return containers[0].Image
 }
 
 // Condition returns the condition of type t, or an empty one.

@@ -467,7 +467,8 @@ func TestStorageChangeKeepsVolumeClaimTemplates(t *testing.T) {
 		t.Errorf("volumeClaimTemplates changed:\n%s\n%s", want, got)
 	}
 	c := a.Status.Condition(ConditionSpecApplied)
-	if c.Status != metav1.ConditionFalse || c.Reason != "ImmutableField" || !strings.Contains(c.Message, "spec.storageSize") {
+	if c.Status != metav1.ConditionFalse || c.Reason != "VolumeExpansionRequired" || !strings.HasPrefix(c.Message, "spec.storageSize is 5Gi") ||
+		!strings.Contains(c.Message, `kubectl -n default patch pvc data-team-b-elastic-0 --type merge -p '{"spec":{"resources":{"requests":{"storage":"5Gi"}}}}'`) {
 		t.Errorf("SpecApplied = %+v", c)
 	}
 }

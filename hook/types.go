@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -16,6 +17,7 @@ import (
 type SyncRequest struct {
 	Parent     *Parent  `json:"parent"`
 	Children   Children `json:"children"`
+	Related    Related  `json:"related"`
 	Finalizing bool     `json:"finalizing,omitempty"`
 }
 
@@ -34,12 +36,39 @@ type Parent struct {
 // by name and v2 by namespace/name; the hook only iterates the values (see
 // byName), so both work.
 type Children struct {
-	Secrets      map[string]*corev1.Secret      `json:"Secret.v1"`
-	ConfigMaps   map[string]*corev1.ConfigMap   `json:"ConfigMap.v1"`
-	Services     map[string]*corev1.Service     `json:"Service.v1"`
-	StatefulSets map[string]*appsv1.StatefulSet `json:"StatefulSet.apps/v1"`
-	Deployments  map[string]*appsv1.Deployment  `json:"Deployment.apps/v1"`
-	Jobs         map[string]*batchv1.Job        `json:"Job.batch/v1"`
+	Secrets      map[string]*corev1.Secret        `json:"Secret.v1"`
+	ConfigMaps   map[string]*corev1.ConfigMap     `json:"ConfigMap.v1"`
+	Services     map[string]*corev1.Service       `json:"Service.v1"`
+	StatefulSets map[string]*appsv1.StatefulSet   `json:"StatefulSet.apps/v1"`
+	Deployments  map[string]*appsv1.Deployment    `json:"Deployment.apps/v1"`
+	Jobs         map[string]*batchv1.Job          `json:"Job.batch/v1"`
+	Ingresses    map[string]*networkingv1.Ingress `json:"Ingress.networking.k8s.io/v1"`
+}
+
+// Related are the objects the customize hook asked for: the user-owned
+// ConfigMap and Secrets the spec names, and the instance's Elasticsearch
+// volumes.
+type Related struct {
+	ConfigMaps map[string]*corev1.ConfigMap             `json:"ConfigMap.v1"`
+	Secrets    map[string]*corev1.Secret                `json:"Secret.v1"`
+	Claims     map[string]*corev1.PersistentVolumeClaim `json:"PersistentVolumeClaim.v1"`
+}
+
+// CustomizeRequest is the body of Metacontroller's customize hook.
+type CustomizeRequest struct {
+	Parent *Parent `json:"parent"`
+}
+
+// CustomizeResponse names the related objects to send with each sync.
+type CustomizeResponse struct {
+	RelatedResources []RelatedRule `json:"relatedResources"`
+}
+
+type RelatedRule struct {
+	APIVersion    string                `json:"apiVersion"`
+	Resource      string                `json:"resource"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	Names         []string              `json:"names,omitempty"`
 }
 
 // SyncResponse is the hook's answer: the whole desired set of children (a
@@ -62,7 +91,24 @@ type Status struct {
 	API        string             `json:"monocle-api,omitempty"`
 	Crawler    string             `json:"monocle-crawler,omitempty"`
 	URL        string             `json:"url,omitempty"`
+	Versions   *Versions          `json:"versions,omitempty"`
+	Storage    *StorageStatus     `json:"storage,omitempty"`
 	Conditions []metav1.Condition `json:"conditions"`
+}
+
+// Versions are the images observed running: a component's image once its
+// rollout is complete.
+type Versions struct {
+	Monocle       string `json:"monocle,omitempty"`
+	Elasticsearch string `json:"elasticsearch,omitempty"`
+}
+
+// StorageStatus compares the size asked for Elasticsearch's volume with the
+// volume's own.
+type StorageStatus struct {
+	Claim     string `json:"claim"`
+	Requested string `json:"requested,omitempty"`
+	Capacity  string `json:"capacity,omitempty"`
 }
 
 // byName re-keys an observed child map by object name, whatever the hook

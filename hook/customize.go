@@ -1,0 +1,42 @@
+package hook
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Customize answers Metacontroller's customize hook: the related objects
+// each sync of this Monocle needs. They are the instance's Elasticsearch
+// volumes (to report their size and judge growth) and the user-owned
+// ConfigMap and Secrets the spec names (a change to any of them then
+// triggers a sync, which rolls the pods). Metacontroller caches the answer
+// per parent generation, so a spec edit asks again.
+func Customize(req *CustomizeRequest) (*CustomizeResponse, error) {
+	if req == nil || req.Parent == nil || req.Parent.Metadata.Name == "" {
+		return nil, fmt.Errorf("%w: no parent", ErrBadRequest)
+	}
+	n := namesFor(req.Parent.Metadata.Name)
+	rules := []RelatedRule{{
+		APIVersion:    "v1",
+		Resource:      "persistentvolumeclaims",
+		LabelSelector: &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
+	}}
+	// A spec that does not decode names nothing; the sync reports it.
+	spec, _ := decodeSpec(req.Parent.Spec)
+	if spec.ConfigMapRef != nil && spec.ConfigMapRef.Name != "" {
+		rules = append(rules, RelatedRule{APIVersion: "v1", Resource: "configmaps", Names: []string{spec.ConfigMapRef.Name}})
+	}
+	var secrets []string
+	if spec.SecretRef != nil && spec.SecretRef.Name != "" {
+		secrets = append(secrets, spec.SecretRef.Name)
+	}
+	if ref := spec.Elasticsearch.URLSecretRef; ref != nil && ref.Name != "" && !slices.Contains(secrets, ref.Name) {
+		secrets = append(secrets, ref.Name)
+	}
+	if len(secrets) > 0 {
+		rules = append(rules, RelatedRule{APIVersion: "v1", Resource: "secrets", Names: secrets})
+	}
+	return &CustomizeResponse{RelatedResources: rules}, nil
+}

@@ -81,8 +81,8 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			url:        observedPublicURL(obs.deployments[n.api]),
 			specErrors: []*fieldError{specErr},
 			// The spec cannot say: what runs says.
-			crawler:    obs.deployments[n.crawler] != nil,
-			external:   obs.statefulSets[n.elastic] == nil && obs.deployments[n.api] != nil,
+			crawler:  obs.deployments[n.crawler] != nil,
+			external: obs.statefulSets[n.elastic] == nil && obs.deployments[n.api] != nil,
 		})
 	} else {
 		var err error

@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # Fuzz time per target in `make fuzz` (and so in `make test`).
 FUZZTIME ?= 15s
 
-.PHONY: build run unit fuzz e2e test bench image clean
+.PHONY: build run unit fuzz e2e test bench image clean manifests chart-lint
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/monocle-hook .
@@ -34,6 +34,20 @@ test: unit fuzz e2e
 
 bench:
 	$(GO) test ./hook -run '^$$' -bench . -benchmem
+
+# The pinned helm that tools/assets.sh builds (with the control plane, once);
+# `make manifests HELM=helm` uses another one.
+HELM ?= $(shell tools/assets.sh)/helm
+
+# metacontroller/*.yaml are generated from the chart (e2e/chart_test.go fails
+# when they are stale), and the chart's CRD is crd/monocle.yaml's copy.
+manifests:
+	cp crd/monocle.yaml chart/crds/monocle.yaml
+	HELM="$(HELM)" metacontroller/generate.sh
+
+chart-lint:
+	$(HELM) lint --strict chart
+	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart -f "$$f" || exit 1; done
 
 image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .

@@ -1,0 +1,379 @@
+package hook
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// steady is a Monocle with every component ready and its update-idents Job
+// done, as this hook would have named it; spec replaces its spec.
+func steady(t *testing.T, spec string) *SyncRequest {
+	t.Helper()
+	req := fixture(t, "sync-v1-all-ready-job-complete")
+	job := req.Children.Jobs["monocle-sample-update-idents-0123456789"]
+	job.Name = "monocle-sample-update-idents-" + mustIdentsHash(t, req.Children.ConfigMaps["monocle-sample-api"].Data[configFile])
+	req.Children.Jobs = map[string]*batchJob{job.Name: job}
+	req.Parent.Spec = json.RawMessage(spec)
+	return req
+}
+
+const baseSpec = `{"image":"quay.io/change-metrics/monocle:1.11.2","publicURL":"http://localhost:8090"}`
+
+// withSpec merges fields into baseSpec.
+func withSpec(t *testing.T, fields string) string {
+	var base, extra map[string]any
+	if err := json.Unmarshal([]byte(baseSpec), &base); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(fields), &extra); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range extra {
+		base[k] = v
+	}
+	b, _ := json.Marshal(base)
+	return string(b)
+}
+
+// Each spec change, as a diff between two answers: only the intended
+// children and fields change.
+func TestSpecChangesAsDiffs(t *testing.T) {
+	const (
+		api      = "Deployment/monocle-sample-api spec.template.spec.containers"
+		crawler  = "Deployment/monocle-sample-crawler spec.template.spec.containers"
+		elastic  = "StatefulSet/monocle-sample-elastic spec.template.spec.containers"
+		apiHash  = "Deployment/monocle-sample-api spec.template.metadata.annotations." + annotationSecretHash
+		crawHash = "Deployment/monocle-sample-crawler spec.template.metadata.annotations." + annotationSecretHash
+	)
+	userSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{"GITHUB_TOKEN": []byte("ghp_user")}}
+	tests := map[string]struct {
+		spec    string
+		related Related
+		want    []string
+	}{
+		"monocle image: API and crawler roll, nothing else": {
+			spec: withSpec(t, `{"image":"quay.io/change-metrics/monocle:1.12.0"}`),
+			want: []string{api, crawler},
+		},
+		"elasticsearch image: only Elasticsearch rolls": {
+			spec: withSpec(t, `{"elasticsearch":{"image":"docker.elastic.co/elasticsearch/elasticsearch:7.17.27"}}`),
+			want: []string{elastic},
+		},
+		"elasticsearch heap: its memory follows": {
+			spec: withSpec(t, `{"elasticsearch":{"heap":"1g"}}`),
+			want: []string{elastic},
+		},
+		"deleteDataOnDelete": {
+			spec: withSpec(t, `{"elasticsearch":{"deleteDataOnDelete":true}}`),
+			want: []string{"StatefulSet/monocle-sample-elastic spec.persistentVolumeClaimRetentionPolicy.whenDeleted"},
+		},
+		"api replicas": {
+			spec: withSpec(t, `{"api":{"replicas":3}}`),
+			want: []string{"Deployment/monocle-sample-api spec.replicas"},
+		},
+		"api resources": {
+			spec: withSpec(t, `{"api":{"resources":{"requests":{"cpu":"1","memory":"1Gi"}}}}`),
+			want: []string{api},
+		},
+		"crawler disabled": {
+			spec: withSpec(t, `{"crawler":{"enabled":false}}`),
+			want: []string{"Deployment/monocle-sample-crawler (removed)"},
+		},
+		"webapp title": {
+			spec: withSpec(t, `{"webappTitle":"Team metrics"}`),
+			want: []string{api},
+		},
+		"node selector: every pod template but the finished Job's": {
+			spec: withSpec(t, `{"nodeSelector":{"disk":"ssd"}}`),
+			want: []string{
+				"Deployment/monocle-sample-api spec.template.spec.nodeSelector",
+				"Deployment/monocle-sample-crawler spec.template.spec.nodeSelector",
+				"StatefulSet/monocle-sample-elastic spec.template.spec.nodeSelector",
+			},
+		},
+		"ingress": {
+			spec: withSpec(t, `{"ingress":{"host":"monocle.example.com","tlsSecretName":"tls"}}`),
+			want: []string{"Ingress/monocle-sample-api (added)"},
+		},
+		"external elasticsearch: no StatefulSet nor Service, the API points there": {
+			spec: withSpec(t, `{"elasticsearch":{"url":"http://es.example.com:9200"}}`),
+			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api},
+		},
+		"user secret: added to the environment, pods roll": {
+			spec:    withSpec(t, `{"secretRef":{"name":"tokens"}}`),
+			related: Related{Secrets: map[string]*corev1.Secret{"tokens": userSecret}},
+			want:    []string{api, crawler, apiHash, crawHash},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
+			req := steady(t, tc.spec)
+			req.Related = tc.related
+			after := decodeAnswer(t, syncJSON(t, req))
+			if c := after.Status.Condition(ConditionSpecApplied); c.Status != metav1.ConditionTrue {
+				t.Fatalf("SpecApplied %+v", c)
+			}
+			got := diffAnswers(before, after)
+			slices.Sort(got)
+			slices.Sort(tc.want)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("changed:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+// A related ConfigMap edit reaches the pods' hash and, for idents, a Job.
+func TestConfigMapRef(t *testing.T) {
+	spec := withSpec(t, `{"configMapRef":{"name":"team-config"}}`)
+	cm := func(config string) Related {
+		return Related{ConfigMaps: map[string]*corev1.ConfigMap{"default/team-config": {
+			ObjectMeta: metav1.ObjectMeta{Name: "team-config"}, Data: map[string]string{configFile: config}}}}
+	}
+	req := steady(t, spec)
+	req.Related = cm("workspaces:\n  - name: team\n")
+	a := decodeAnswer(t, syncJSON(t, req))
+	api := a.child("Deployment", "monocle-sample-api")
+	vol, _ := json.Marshal(api["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"])
+	if !strings.Contains(string(vol), `"name":"team-config"`) {
+		t.Fatalf("volumes %s", vol)
+	}
+
+	req = steady(t, spec)
+	req.Related = cm("workspaces:\n  - name: team\n    idents: [{ident: Jane, aliases: [github.com/jane]}]\n")
+	b := decodeAnswer(t, syncJSON(t, req))
+	got := diffAnswers(a, b)
+	slices.Sort(got)
+	hash := mustIdentsHash(t, "workspaces:\n  - name: team\n")
+	newHash := mustIdentsHash(t, req.Related.ConfigMaps["default/team-config"].Data[configFile])
+	want := []string{
+		"Deployment/monocle-sample-api spec.template.metadata.annotations." + annotationConfigHash,
+		"Deployment/monocle-sample-crawler spec.template.metadata.annotations." + annotationConfigHash,
+		"Job/monocle-sample-update-idents-" + hash + " (removed)",
+		"Job/monocle-sample-update-idents-" + newHash + " (added)",
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("changed:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	// Not there (yet): reported; the pods wait for it; the Jobs stay.
+	req = steady(t, spec)
+	c := decodeAnswer(t, syncJSON(t, req))
+	if cond := c.Status.Condition(ConditionSpecApplied); cond.Reason != "ReferenceNotFound" || !strings.Contains(cond.Message, "spec.configMapRef.name") {
+		t.Errorf("SpecApplied %+v", cond)
+	}
+	if len(c.Children) < 8 {
+		t.Errorf("children %v", c.names())
+	}
+}
+
+func TestExternalElasticsearchFromSecret(t *testing.T) {
+	spec := withSpec(t, `{"elasticsearch":{"urlSecretRef":{"name":"es","key":"url"}}}`)
+	req := steady(t, spec)
+	req.Related = Related{Secrets: map[string]*corev1.Secret{"es": {ObjectMeta: metav1.ObjectMeta{Name: "es"}, Data: map[string][]byte{"url": []byte("http://u:p@es:9200")}}}}
+	body := syncJSON(t, req)
+	if strings.Contains(string(body), "u:p@") {
+		t.Fatal("the URL's credentials are in the answer")
+	}
+	a := decodeAnswer(t, body)
+	const fromSecret = `{"name":"MONOCLE_ELASTIC_URL","valueFrom":{"secretKeyRef":{"key":"url","name":"es"}}}`
+	if c, _ := json.Marshal(a.child("Deployment", "monocle-sample-api")); !strings.Contains(string(c), fromSecret) {
+		t.Errorf("API: %s", c)
+	}
+	// A new update-idents Job reads the URL from the Secret too, through
+	// the environment, and starts at once: there is no Elasticsearch to
+	// wait for.
+	noJob := steady(t, spec)
+	noJob.Related = req.Related
+	noJob.Children.Jobs = nil
+	jobs := 0
+	for _, c := range decodeAnswer(t, syncJSON(t, noJob)).Children {
+		if c["kind"] == "Job" {
+			jobs++
+			j, _ := json.Marshal(c)
+			if !strings.Contains(string(j), fromSecret) || !strings.Contains(string(j), `"--elastic","$(MONOCLE_ELASTIC_URL)"`) {
+				t.Errorf("Job: %s", j)
+			}
+		}
+	}
+	if jobs != 1 {
+		t.Errorf("%d Jobs, want 1", jobs)
+	}
+	if a.Status.Elastic != "External" || a.Status.Condition(ConditionReady).Status != metav1.ConditionTrue {
+		t.Errorf("status %+v", a.Status)
+	}
+	// The Secret's URL changes: the pods roll (they read it at start).
+	req.Related.Secrets["es"].Data["url"] = []byte("http://u:q@es:9200")
+	b := decodeAnswer(t, syncJSON(t, req))
+	if d := diffAnswers(a, b); len(d) != 2 {
+		t.Errorf("changed %v, want both secret hashes", d)
+	}
+	// Missing: reported.
+	req.Related = Related{}
+	if c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied); c.Reason != "ReferenceNotFound" {
+		t.Errorf("SpecApplied %+v", c)
+	}
+}
+
+// Leaving managed Elasticsearch never deletes its volume: a StatefulSet set
+// to delete it is answered once more with Retain, and only then left out.
+func TestSwitchToExternalRetainsTheVolume(t *testing.T) {
+	req := steady(t, withSpec(t, `{"elasticsearch":{"url":"http://es:9200","deleteDataOnDelete":true}}`))
+	sts := req.Children.StatefulSets["monocle-sample-elastic"]
+	sts.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType}
+	a := decodeAnswer(t, syncJSON(t, req))
+	got := a.child("StatefulSet", "monocle-sample-elastic")
+	if got == nil || nestedString(got, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted") != "Retain" {
+		t.Fatalf("StatefulSet answered %v", got != nil)
+	}
+	if c := a.Status.Condition(ConditionProgressing); c.Reason != "RetainingVolume" {
+		t.Errorf("Progressing %+v", c)
+	}
+	sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if decodeAnswer(t, syncJSON(t, req)).child("StatefulSet", "monocle-sample-elastic") != nil {
+		t.Fatal("StatefulSet still answered once its volume is retained")
+	}
+}
+
+func TestStorageGrowth(t *testing.T) {
+	claim := func(request, capacity string) Related {
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-monocle-sample-elastic-0"}}
+		c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(request)}
+		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}
+		return Related{Claims: map[string]*corev1.PersistentVolumeClaim{c.Name: c}}
+	}
+	// The recorded volume template holds 1Gi.
+	tests := map[string]struct {
+		spec       string
+		related    Related
+		wantReason string
+		wantInMsg  string
+		capacity   string
+	}{
+		"same size":          {`{"storageSize":"1Gi"}`, claim("1Gi", "1Gi"), "Applied", "", "1Gi"},
+		"grow: the command":  {`{"elasticsearch":{"storageSize":"20Gi"}}`, claim("1Gi", "1Gi"), "VolumeExpansionRequired", `kubectl -n default patch pvc data-monocle-sample-elastic-0 --type merge -p '{"spec":{"resources":{"requests":{"storage":"20Gi"}}}}'`, "1Gi"},
+		"grown by the admin": {`{"elasticsearch":{"storageSize":"20Gi"}}`, claim("20Gi", "20Gi"), "Applied", "", "20Gi"},
+		"no claim observed":  {`{"storageSize":"20Gi"}`, Related{}, "VolumeExpansionRequired", "spec.storageSize is 20Gi", ""},
+		"shrink refused":     {`{"storageSize":"500Mi"}`, claim("1Gi", "1Gi"), "StorageShrinkRefused", "cannot shrink", "1Gi"},
+		"class change":       {`{"storageClassName":"fast"}`, claim("1Gi", "1Gi"), "ImmutableField", "spec.storageClassName", "1Gi"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
+			req := steady(t, withSpec(t, tc.spec))
+			req.Related = tc.related
+			after := decodeAnswer(t, syncJSON(t, req))
+			c := after.Status.Condition(ConditionSpecApplied)
+			if c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantInMsg) {
+				t.Errorf("SpecApplied %s: %s", c.Reason, c.Message)
+			}
+			if got := after.Status.Storage; got == nil || got.Capacity != tc.capacity || got.Claim != "data-monocle-sample-elastic-0" {
+				t.Errorf("status.storage %+v", got)
+			}
+			// Whatever the size asked, the StatefulSet is not touched.
+			if d := diffAnswers(before, after); slices.ContainsFunc(d, func(s string) bool { return strings.HasPrefix(s, "StatefulSet") }) {
+				t.Errorf("StatefulSet changed: %v", d)
+			}
+		})
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	tests := map[string]struct{ spec, want string }{
+		"default: the port-forward address":  {`{}`, DefaultPublicURL},
+		"seed field":                         {`{"monoclePublicURL":"http://m:1"}`, "http://m:1"},
+		"publicURL wins over the seed field": {`{"monoclePublicURL":"http://m:1","publicURL":"https://p"}`, "https://p"},
+		"ingress with TLS":                   {`{"ingress":{"host":"m.example.com","tlsSecretName":"t"}}`, "https://m.example.com"},
+		"ingress without TLS":                {`{"ingress":{"host":"m.example.com"}}`, "http://m.example.com"},
+		"seed route host":                    {`{"route":{"host":"r.example.com"}}`, "http://r.example.com"},
+		"given URL wins over the ingress":    {`{"publicURL":"https://p","ingress":{"host":"m"}}`, "https://p"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, err := resolveSpec(json.RawMessage(tc.spec))
+			if err != nil || s.publicURL != tc.want {
+				t.Errorf("publicURL %q (%v), want %q", s.publicURL, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestElasticsearchMemory(t *testing.T) {
+	tests := map[string]struct {
+		spec, heap, memory, err string
+	}{
+		"default":             {`{}`, "512m", "1Gi", ""},
+		"heap sets memory":    {`{"elasticsearch":{"heap":"2g"}}`, "2g", "4Gi", ""},
+		"memory sets heap":    {`{"elasticsearch":{"resources":{"limits":{"memory":"4Gi"}}}}`, "2048m", "4Gi", ""},
+		"heap over memory":    {`{"elasticsearch":{"heap":"4g","resources":{"limits":{"memory":"4Gi"}}}}`, "", "", "spec.elasticsearch.heap"},
+		"heap not a JVM size": {`{"elasticsearch":{"heap":"2Gi"}}`, "", "", "spec.elasticsearch.heap"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, err := resolveSpec(json.RawMessage(tc.spec))
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %s", err, tc.err)
+				}
+				return
+			}
+			mem := s.elastic.res.Limits[corev1.ResourceMemory]
+			if err != nil || s.elastic.heap != tc.heap || mem.String() != tc.memory {
+				t.Errorf("heap %s memory %s (%v), want %s %s", s.elastic.heap, mem.String(), err, tc.heap, tc.memory)
+			}
+		})
+	}
+}
+
+func TestVersionsObservedRunning(t *testing.T) {
+	a := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
+	if v := a.Status.Versions; v == nil || v.Monocle != "quay.io/change-metrics/monocle:1.11.2" || v.Elasticsearch != DefaultElasticImage {
+		t.Errorf("versions %+v", v)
+	}
+	// Mid-rollout, no version is claimed for the API.
+	req := steady(t, baseSpec)
+	req.Children.Deployments["monocle-sample-api"].Generation = 2
+	if v := decodeAnswer(t, syncJSON(t, req)).Status.Versions; v == nil || v.Monocle != "" {
+		t.Errorf("versions %+v", v)
+	}
+}
+
+func TestCustomize(t *testing.T) {
+	tests := map[string]struct {
+		spec string
+		want string
+	}{
+		"volumes only": {`{}`, `[{"apiVersion":"v1","resource":"persistentvolumeclaims","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"elastic","app.kubernetes.io/instance":"m","app.kubernetes.io/name":"monocle"}}}]`},
+		"every reference": {`{"configMapRef":{"name":"c"},"secretRef":{"name":"s"},"elasticsearch":{"urlSecretRef":{"name":"es","key":"url"}}}`,
+			`[{"apiVersion":"v1","resource":"persistentvolumeclaims","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"elastic","app.kubernetes.io/instance":"m","app.kubernetes.io/name":"monocle"}}},{"apiVersion":"v1","resource":"configmaps","names":["c"]},{"apiVersion":"v1","resource":"secrets","names":["s","es"]}]`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp, err := Customize(&CustomizeRequest{Parent: &Parent{Metadata: metav1.ObjectMeta{Name: "m"}, Spec: json.RawMessage(tc.spec)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(resp.RelatedResources)
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	// The recorded customize request decodes and is answered.
+	var req CustomizeRequest
+	if err := json.Unmarshal(readFixture(t, "customize-v1"), &req); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := Customize(&req); err != nil || len(resp.RelatedResources) == 0 {
+		t.Fatalf("%v %v", resp, err)
+	}
+}

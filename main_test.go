@@ -88,7 +88,7 @@ func TestRenderExamples(t *testing.T) {
 			if err := render([]string{"-f", f}, nil, &out); err != nil {
 				t.Fatal(err)
 			}
-			for _, kind := range []string{"Secret", "ConfigMap", "Service", "StatefulSet", "Deployment"} {
+			for _, kind := range []string{"Secret", "ConfigMap", "Service", "Deployment"} {
 				if !strings.Contains(out.String(), "\nkind: "+kind+"\n") {
 					t.Errorf("no %s in:\n%s", kind, out.String())
 				}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,7 +28,9 @@ func Render(monocle []byte, env Env) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c := resp.Status.Condition(ConditionSpecApplied); c.Status != metav1.ConditionTrue {
+	// Objects the spec names cannot be looked up here: only a spec the
+	// hook cannot honour at all is an error.
+	if c := resp.Status.Condition(ConditionSpecApplied); c.Reason == "InvalidSpec" {
 		return nil, fmt.Errorf("%s", c.Message)
 	}
 	// Through JSON, as /sync sends them, then YAML.

@@ -35,10 +35,16 @@ k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k
 # elsewhere in the repo pull them into a workspace.
 export GOWORK=off
 
-# Temp files are removed if a build is interrupted; finished binaries are
-# moved into place in one rename, so a half-written binary is never seen.
+# Binaries are built in a temp folder and renamed into place, so a
+# half-written binary is never seen. The temp folder goes on exit, including
+# on INT/TERM/HUP (trapped so that the EXIT trap runs and the build in
+# progress finishes first: an orphaned `go build -o` would recreate it).
+# Folders left by a SIGKILL are swept after a day.
+find "$dir" -maxdepth 1 -name '.build.*' -mmin +1440 -exec rm -rf {} +
 tmp=$(mktemp -d "$dir/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 
 # build NAME COMMAND...: run COMMAND (which must write "$tmp/NAME") unless
 # "$dir/NAME" already exists, then move the result into place.

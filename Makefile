@@ -49,6 +49,13 @@ chart-lint:
 	$(HELM) lint --strict chart
 	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart -f "$$f" || exit 1; done
 
+# Load test over loopback: the built hook against a decode/encode floor,
+# 3 rounds x concurrency 1, 16, 64 x 5s each (about 2 minutes); see BENCHMARKS.md.
+.PHONY: load
+load: build
+	$(GO) build -o bin/loadtest ./tools/loadtest
+	bin/loadtest -hook bin/monocle-hook $(LOADFLAGS)
+
 image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 

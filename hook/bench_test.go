@@ -27,6 +27,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // benchBody is one request body the benchmarks run on.
@@ -278,4 +283,132 @@ func benchHandler(b *testing.B, h http.Handler, body []byte) {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 		}
 	}
+}
+
+// BenchmarkDecodeVariants is evidence for changes to the decoding in
+// http.go and types.go, measured without making them: the same bodies
+// decoded the way /sync does now and the ways it could. Run it under
+// GOEXPERIMENT=jsonv2 too (encoding/json on the v2 implementation).
+//
+//	decoder            json.NewDecoder(body).Decode(&SyncRequest{}): what /sync does
+//	presized+unmarshal the body read whole into a buffer of its Content-Length, then json.Unmarshal
+//	skip-managedFields as presized+unmarshal, with every child's metadata.managedFields bound to a
+//	                   no-op json.Unmarshaler (still scanned, never built)
+//	raw-children       the parent typed, each child kept as json.RawMessage (a lazy decode's up-front cost)
+//	valid              json.Valid: one scan, the least any encoding/json decode costs
+func BenchmarkDecodeVariants(b *testing.B) {
+	for _, f := range benchBodies(b) {
+		if f.name != "sync-v1-observed-children" && f.name != "large-100-children" {
+			continue
+		}
+		variants := []struct {
+			name   string
+			decode func(body []byte) error
+		}{
+			{"decoder", func(body []byte) error {
+				var req SyncRequest
+				return json.NewDecoder(bytes.NewReader(body)).Decode(&req)
+			}},
+			{"presized+unmarshal", func(body []byte) error {
+				buf, err := readPresized(bytes.NewReader(body), int64(len(body)))
+				if err != nil {
+					return err
+				}
+				var req SyncRequest
+				return json.Unmarshal(buf, &req)
+			}},
+			{"skip-managedFields", func(body []byte) error {
+				buf, err := readPresized(bytes.NewReader(body), int64(len(body)))
+				if err != nil {
+					return err
+				}
+				var req syncRequestNoMF
+				return json.Unmarshal(buf, &req)
+			}},
+			{"raw-children", func(body []byte) error {
+				var req struct {
+					Parent   *Parent                               `json:"parent"`
+					Children map[string]map[string]json.RawMessage `json:"children"`
+				}
+				return json.Unmarshal(body, &req)
+			}},
+			{"valid", func(body []byte) error {
+				if !json.Valid(body) {
+					return fmt.Errorf("not JSON")
+				}
+				return nil
+			}},
+		}
+		for _, v := range variants {
+			b.Run(f.name+"/"+v.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(f.body)))
+				for b.Loop() {
+					if err := v.decode(f.body); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// readPresized reads a body of a known length into one buffer of that
+// size (plus the bytes.Buffer's minimum read), as /sync could with the
+// request's ContentLength, bounded by MaxBodyBytes.
+func readPresized(r io.Reader, contentLength int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if contentLength > 0 && contentLength <= MaxBodyBytes {
+		buf.Grow(int(contentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+// skipJSON scans a value and builds nothing.
+type skipJSON struct{}
+
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
+
+// metaNoMF is ObjectMeta whose managedFields are skipped: the field at the
+// shallower depth wins in encoding/json.
+type metaNoMF struct {
+	metav1.ObjectMeta
+	ManagedFields skipJSON `json:"managedFields"`
+}
+
+type syncRequestNoMF struct {
+	Parent   *Parent `json:"parent"`
+	Children struct {
+		Secrets map[string]*struct {
+			corev1.Secret
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"Secret.v1"`
+		ConfigMaps map[string]*struct {
+			corev1.ConfigMap
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"ConfigMap.v1"`
+		Services map[string]*struct {
+			corev1.Service
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"Service.v1"`
+		StatefulSets map[string]*struct {
+			appsv1.StatefulSet
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"StatefulSet.apps/v1"`
+		Deployments map[string]*struct {
+			appsv1.Deployment
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"Deployment.apps/v1"`
+		Jobs map[string]*struct {
+			batchv1.Job
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"Job.batch/v1"`
+		Ingresses map[string]*struct {
+			networkingv1.Ingress
+			Metadata metaNoMF `json:"metadata"`
+		} `json:"Ingress.networking.k8s.io/v1"`
+	} `json:"children"`
+	Related    Related `json:"related"`
+	Finalizing bool    `json:"finalizing,omitempty"`
 }

@@ -56,6 +56,27 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.tls.secretName }}https{{ else }}http{{ end }}
 {{- end }}
 
+{{/*
+A CompositeController webhook calling the hook's Service at .path:
+include "monocle-hook.webhook" (dict "root" $ "path" "/sync").
+*/}}
+{{- define "monocle-hook.webhook" -}}
+{{- $root := .root -}}
+service:
+  name: {{ include "monocle-hook.fullname" $root }}
+  namespace: {{ $root.Release.Namespace }}
+  port: {{ $root.Values.service.port }}
+  protocol: {{ include "monocle-hook.scheme" $root }}
+path: {{ .path }}
+timeout: {{ $root.Values.compositeController.hookTimeout }}
+{{- with $root.Values.tls.caBundle }}
+# The CA that signed the hook's certificate (tls.caBundle).
+caBundle:
+  inline: |
+    {{- . | trim | nindent 4 }}
+{{- end }}
+{{- end }}
+
 {{/* Where the TLS Secret is mounted in the hook's container. */}}
 {{- define "monocle-hook.tlsDir" -}}
 /etc/monocle-hook/tls

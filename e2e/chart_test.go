@@ -1,0 +1,882 @@
+package e2e
+
+// Tests of the Helm chart (chart/) and of the plain manifests generated from
+// it (metacontroller/*.yaml): helm lint, every value reaching the render,
+// the values schema rejecting bad values, and each render accepted by the
+// real API server (server-side dry run, strict field validation, no
+// warnings, the restricted Pod Security Standard).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const (
+	// Relative to e2e/, the test's working directory.
+	chartDir = "../chart"
+	// The release every render uses: the name the plain manifests have.
+	chartRelease = "monocle-hook"
+	// Where the hook's TLS Secret is mounted (chart/templates/_helpers.tpl).
+	chartTLSDir = "/etc/monocle-hook/tls"
+)
+
+// A set of values to render the chart with: the chart's defaults, then
+// each file, then overrides.
+type chartValueSet struct {
+	name      string
+	files     []string       // -f, relative to e2e/
+	overrides map[string]any // written to a values file, after files
+	// Rendered only: its objects need a CRD the tests do not install.
+	renderOnly bool
+}
+
+// chartValueSets: every chart/ci/*-values.yaml (the sets the chart's CI
+// installs), plus cases no CI file can hold.
+func chartValueSets(t *testing.T) []chartValueSet {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []chartValueSet
+	for _, f := range files {
+		sets = append(sets, chartValueSet{name: strings.TrimSuffix(filepath.Base(f), ".yaml"), files: []string{f}})
+	}
+	for _, want := range []string{"default-values", "tls-values", "full-values"} {
+		if !slices.ContainsFunc(sets, func(s chartValueSet) bool { return s.name == want }) {
+			t.Fatalf("chart/ci/%s.yaml is missing: the chart tests need it", want)
+		}
+	}
+	full := filepath.Join(chartDir, "ci", "full-values.yaml")
+	return append(sets,
+		// No PodDisruptionBudget: with one replica it would block drains.
+		chartValueSet{name: "one-replica", overrides: map[string]any{"replicaCount": 1}},
+		chartValueSet{name: "no-prestop", overrides: map[string]any{"preStopSleepSeconds": 0}},
+		chartValueSet{name: "no-pdb", overrides: map[string]any{"podDisruptionBudget": map[string]any{"enabled": false}}},
+		// The ServiceMonitor's CRD (Prometheus Operator's) is not installed.
+		chartValueSet{name: "servicemonitor", renderOnly: true,
+			overrides: map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
+		chartValueSet{name: "servicemonitor-full", renderOnly: true, files: []string{full},
+			overrides: map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
+	)
+}
+
+// TestChartLint runs `helm lint --strict` with the defaults and with each
+// CI values file.
+func TestChartLint(t *testing.T) {
+	for _, set := range chartValueSets(t) {
+		t.Run(set.name, func(t *testing.T) {
+			args := append([]string{"lint", "--strict", chartDir}, set.helmArgs(t)...)
+			out, err := runHelm(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out, "0 chart(s) failed") {
+				t.Fatalf("helm lint:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestChartRender renders the chart with each value set, checks that every
+// value reaches the objects and that the hook's invariants hold, then has
+// the API server validate each object (dry run) in a namespace that enforces
+// the restricted Pod Security Standard.
+func TestChartRender(t *testing.T) {
+	installChartCRDs(t)
+	defaults := chartDefaults(t)
+	for _, set := range chartValueSets(t) {
+		t.Run(set.name, func(t *testing.T) {
+			values := set.values(t, defaults)
+			ns := "monocle-hook-render" // not created: render-only
+			if !set.renderOnly {
+				ns = createNamespace(t, map[string]string{
+					"pod-security.kubernetes.io/enforce": "restricted",
+					"pod-security.kubernetes.io/warn":    "restricted",
+				})
+			}
+			objs := renderChart(t, ns, set.helmArgs(t)...)
+			checkChartRender(t, objs, values, ns)
+			if set.renderOnly {
+				return
+			}
+			dryRunChart(t, objs, values, ns)
+		})
+	}
+}
+
+// TestChartRejectsBadValues: the schema and the templates' checks fail a
+// render with a message that names the culprit.
+func TestChartRejectsBadValues(t *testing.T) {
+	const schema = "values don't meet the specifications of the schema"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown key", []string{"--set", "replicas=3"}, []string{schema, "replicas"}},
+		{"unknown nested key", []string{"--set", "serviceMonitor.intervall=1m"}, []string{schema, "intervall"}},
+		{"no replica", []string{"--set", "replicaCount=0"}, []string{schema, "replicaCount"}},
+		{"replicas as a string", []string{"--set-string", "replicaCount=2"}, []string{schema, "replicaCount"}},
+		{"digest without algorithm", []string{"--set", "image.digest=0123abc"}, []string{schema, "digest"}},
+		{"bad pull policy", []string{"--set", "image.pullPolicy=Sometimes"}, []string{schema, "pullPolicy"}},
+		{"timeout not a duration", []string{"--set", "compositeController.hookTimeout=ten"}, []string{schema, "hookTimeout"}},
+		{"port out of range", []string{"--set", "service.port=70000"}, []string{schema, "port"}},
+		{"CA bundle not PEM", []string{"--set", "tls.secretName=tls", "--set", "tls.caBundle=abc"}, []string{schema, "caBundle"}},
+		{"bad minAvailable", []string{"--set", "podDisruptionBudget.minAvailable=half"}, []string{schema, "minAvailable"}},
+		{"bad spread policy", []string{"--set", "topologySpreadConstraints[0].whenUnsatisfiable=Never"}, []string{schema, "whenUnsatisfiable"}},
+		{"CA bundle without a TLS Secret", []string{"--set", "tls.caBundle=-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----"},
+			[]string{"tls.caBundle is set but tls.secretName is not"}},
+		{"grace shorter than the drain", []string{"--set", "terminationGracePeriodSeconds=25"},
+			[]string{"terminationGracePeriodSeconds (25) must be more than preStopSleepSeconds + shutdownTimeoutSeconds (25)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"template", chartRelease, chartDir, "--namespace", "ns"}, tc.args...)
+			out, err := runHelm(t, args...)
+			if err == nil {
+				t.Fatalf("helm template %v succeeded; want an error. Rendered:\n%s", tc.args, out)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not say %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestChartFullValues: ci/full-values.yaml sets every value of
+// values.yaml away from its default, so that TestChartRender proves each one
+// reaches the objects and the API server accepts it.
+func TestChartFullValues(t *testing.T) {
+	full := readYAML(t, filepath.Join(chartDir, "ci", "full-values.yaml"))
+	exempt := []string{
+		// Needs the ServiceMonitor CRD: rendered only, by the servicemonitor
+		// value sets.
+		"serviceMonitor.enabled",
+		// Left on so that minAvailable is checked; off is the no-pdb set.
+		"podDisruptionBudget.enabled",
+	}
+	var walk func(prefix string, defaults map[string]any)
+	walk = func(prefix string, defaults map[string]any) {
+		for k, d := range defaults {
+			path := prefix + k
+			if m, ok := d.(map[string]any); ok && len(m) > 0 {
+				walk(path+".", m)
+				continue
+			}
+			if slices.Contains(exempt, path) {
+				continue
+			}
+			if f := get(full, path); f == nil || reflect.DeepEqual(f, d) {
+				t.Errorf("ci/full-values.yaml does not set %s away from its default %v", path, d)
+			}
+		}
+	}
+	walk("", chartDefaults(t))
+}
+
+// TestManifestsUpToDate: metacontroller/*.yaml are what `make manifests`
+// writes from the current chart, and the chart's CRD is crd/monocle.yaml.
+func TestManifestsUpToDate(t *testing.T) {
+	crd, err := os.ReadFile("../crd/monocle.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartCRD, err := os.ReadFile(filepath.Join(chartDir, "crds", "monocle.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(crd, chartCRD) {
+		t.Errorf("chart/crds/monocle.yaml differs from crd/monocle.yaml: run `make manifests`\n%s", firstDifference(crd, chartCRD))
+	}
+
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "../metacontroller/generate.sh", dir)
+	cmd.Env = append(helmEnv(t), "HELM="+helmBin(t))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("metacontroller/generate.sh: %v\n%s", err, out)
+	}
+	generated := map[string][]*unstructured.Unstructured{}
+	for _, name := range []string{"hook.yaml", "compositecontroller.yaml"} {
+		fresh, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join("../metacontroller", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fresh, committed) {
+			t.Errorf("metacontroller/%s is stale: run `make manifests` (committed vs fresh render)\n%s", name, firstDifference(committed, fresh))
+		}
+		generated[name] = decodeObjects(t, fresh)
+	}
+
+	// What the README's install steps rely on: the namespace monocle-hook,
+	// restricted, holding the Service monocle-hook that the
+	// CompositeController calls.
+	hook, cc := generated["hook.yaml"], generated["compositecontroller.yaml"]
+	if len(hook) == 0 || hook[0].GetKind() != "Namespace" || hook[0].GetName() != "monocle-hook" ||
+		hook[0].GetLabels()["pod-security.kubernetes.io/enforce"] != "restricted" {
+		t.Errorf("hook.yaml does not start with the Namespace monocle-hook enforcing restricted: %v", hook)
+	}
+	if kinds := objectKinds(cc); !slices.Equal(kinds, []string{"CompositeController"}) {
+		t.Errorf("compositecontroller.yaml holds %v, want one CompositeController", kinds)
+	}
+	if kinds := objectKinds(hook); slices.Contains(kinds, "CompositeController") {
+		t.Errorf("hook.yaml holds a CompositeController: %v", kinds)
+	}
+	svc := findObject(hook, "Service")
+	if svc == nil || svc.GetName() != "monocle-hook" || svc.GetNamespace() != "monocle-hook" {
+		t.Fatalf("hook.yaml has no Service monocle-hook/monocle-hook: %v", svc)
+	}
+	for _, o := range hook[1:] {
+		if o.GetNamespace() != "monocle-hook" {
+			t.Errorf("%s %s is in namespace %q, want monocle-hook", o.GetKind(), o.GetName(), o.GetNamespace())
+		}
+	}
+	if len(cc) == 1 {
+		webhook, _, _ := unstructured.NestedMap(cc[0].Object, "spec", "hooks", "sync", "webhook", "service")
+		if webhook["name"] != "monocle-hook" || webhook["namespace"] != "monocle-hook" {
+			t.Errorf("the CompositeController calls %v, want the Service monocle-hook/monocle-hook", webhook)
+		}
+	}
+}
+
+// checkChartRender checks a render against the values it was made with.
+func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string) {
+	t.Helper()
+	tlsOn := str(v, "tls.secretName") != ""
+	scheme := map[bool]string{false: "http", true: "https"}[tlsOn]
+
+	// Exactly the hook's objects: no RBAC, no Secret, nothing else.
+	wantKinds := []string{"CompositeController", "Deployment", "Service", "ServiceAccount"}
+	wantPDB := get(v, "podDisruptionBudget.enabled") == true && num(v, "replicaCount") > 1
+	if wantPDB {
+		wantKinds = append(wantKinds, "PodDisruptionBudget")
+	}
+	if get(v, "serviceMonitor.enabled") == true {
+		wantKinds = append(wantKinds, "ServiceMonitor")
+	}
+	sort.Strings(wantKinds)
+	if kinds := objectKinds(objs); !slices.Equal(kinds, wantKinds) {
+		t.Fatalf("rendered kinds %v, want %v", kinds, wantKinds)
+	}
+
+	name := "monocle-hook" // the release name contains the chart's name
+	if s := str(v, "fullnameOverride"); s != "" {
+		name = s
+	}
+	appName := "monocle-hook"
+	if s := str(v, "nameOverride"); s != "" {
+		appName = s
+	}
+	selector := map[string]string{"app.kubernetes.io/name": appName, "app.kubernetes.io/instance": chartRelease}
+	appVersion := str(chartMetadata(t), "appVersion")
+	for _, o := range objs {
+		labels := o.GetLabels()
+		for k, want := range map[string]string{
+			"app.kubernetes.io/name":       appName,
+			"app.kubernetes.io/instance":   chartRelease,
+			"app.kubernetes.io/version":    appVersion,
+			"app.kubernetes.io/managed-by": "Helm",
+			"helm.sh/chart":                "monocle-hook-" + str(chartMetadata(t), "version"),
+		} {
+			if labels[k] != want {
+				t.Errorf("%s %s: label %s=%q, want %q", o.GetKind(), o.GetName(), k, labels[k], want)
+			}
+		}
+		wantNS := ns
+		if o.GetKind() == "CompositeController" { // cluster-scoped
+			wantNS = ""
+		} else if o.GetName() != name {
+			t.Errorf("%s is named %q, want %q", o.GetKind(), o.GetName(), name)
+		}
+		if o.GetNamespace() != wantNS {
+			t.Errorf("%s %s: namespace %q, want %q", o.GetKind(), o.GetName(), o.GetNamespace(), wantNS)
+		}
+	}
+
+	var dep appsv1.Deployment
+	var svc corev1.Service
+	var sa corev1.ServiceAccount
+	fromObject(t, findObject(objs, "Deployment"), &dep)
+	fromObject(t, findObject(objs, "Service"), &svc)
+	fromObject(t, findObject(objs, "ServiceAccount"), &sa)
+	pod := dep.Spec.Template
+	spec := pod.Spec
+
+	// Selection: the Deployment, the Service, the PDB and the spread
+	// constraints select this release's pods, by the immutable selector.
+	if !apiequality.Semantic.DeepEqual(dep.Spec.Selector, &metav1.LabelSelector{MatchLabels: selector}) {
+		t.Errorf("Deployment selector %v, want %v", dep.Spec.Selector, selector)
+	}
+	if !apiequality.Semantic.DeepEqual(svc.Spec.Selector, selector) {
+		t.Errorf("Service selector %v, want %v", svc.Spec.Selector, selector)
+	}
+	for k, want := range selector {
+		if pod.Labels[k] != want {
+			t.Errorf("pod label %s=%q, want %q", k, pod.Labels[k], want)
+		}
+	}
+
+	// Values.
+	if want := num(v, "replicaCount"); dep.Spec.Replicas == nil || int64(*dep.Spec.Replicas) != want {
+		t.Errorf("replicas %v, want %d", dep.Spec.Replicas, want)
+	}
+	image := str(v, "image.repository") + ":" + str(v, "image.tag")
+	if str(v, "image.tag") == "" {
+		image += appVersion
+	}
+	if d := str(v, "image.digest"); d != "" {
+		image += "@" + d
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	if c.Image != image || string(c.ImagePullPolicy) != str(v, "image.pullPolicy") {
+		t.Errorf("image %s (%s), want %s (%s)", c.Image, c.ImagePullPolicy, image, str(v, "image.pullPolicy"))
+	}
+	checkConverted(t, "imagePullSecrets", get(v, "imagePullSecrets"), spec.ImagePullSecrets)
+	checkConverted(t, "serviceAccount.annotations", get(v, "serviceAccount.annotations"), sa.Annotations)
+	checkConverted(t, "resources", get(v, "resources"), c.Resources)
+	checkConverted(t, "podAnnotations", get(v, "podAnnotations"), pod.Annotations)
+	checkConverted(t, "nodeSelector", get(v, "nodeSelector"), spec.NodeSelector)
+	checkConverted(t, "tolerations", get(v, "tolerations"), spec.Tolerations)
+	checkConverted(t, "affinity", get(v, "affinity"), spec.Affinity)
+	if spec.PriorityClassName != str(v, "priorityClassName") {
+		t.Errorf("priorityClassName %q, want %q", spec.PriorityClassName, str(v, "priorityClassName"))
+	}
+	for k, want := range get(v, "podLabels").(map[string]any) {
+		if pod.Labels[k] != want {
+			t.Errorf("pod label %s=%q, want %q", k, pod.Labels[k], want)
+		}
+	}
+	// A constraint without a labelSelector gets the release's selector.
+	var spread []corev1.TopologySpreadConstraint
+	convert(t, get(v, "topologySpreadConstraints"), &spread)
+	for i := range spread {
+		if spread[i].LabelSelector == nil {
+			spread[i].LabelSelector = &metav1.LabelSelector{MatchLabels: selector}
+		}
+	}
+	if !apiequality.Semantic.DeepEqual(spec.TopologySpreadConstraints, spread) {
+		t.Errorf("topologySpreadConstraints %+v, want %+v", spec.TopologySpreadConstraints, spread)
+	}
+
+	// No API access: no token, and (above) no RBAC object.
+	if spec.ServiceAccountName != sa.Name || !isFalse(spec.AutomountServiceAccountToken) || !isFalse(sa.AutomountServiceAccountToken) {
+		t.Errorf("pod runs as %q (automount %v; ServiceAccount %s automount %v), want the chart's ServiceAccount with no token",
+			spec.ServiceAccountName, spec.AutomountServiceAccountToken, sa.Name, sa.AutomountServiceAccountToken)
+	}
+	// Restricted, and a read-only root file system.
+	psc, csc := spec.SecurityContext, c.SecurityContext
+	if psc == nil || !isTrue(psc.RunAsNonRoot) || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod securityContext %+v, want runAsNonRoot and seccomp RuntimeDefault", psc)
+	}
+	if csc == nil || !isFalse(csc.AllowPrivilegeEscalation) || !isTrue(csc.ReadOnlyRootFilesystem) ||
+		csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("container securityContext %+v, want no privilege escalation, read-only root, drop ALL", csc)
+	}
+
+	// Port 8080 named http, behind the Service's port, probed on it.
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+		t.Errorf("container ports %+v, want 8080 named http", c.Ports)
+	}
+	if len(svc.Spec.Ports) != 1 || int64(svc.Spec.Ports[0].Port) != num(v, "service.port") ||
+		svc.Spec.Ports[0].TargetPort != intstr.FromString("http") {
+		t.Errorf("Service ports %+v, want %d to http", svc.Spec.Ports, num(v, "service.port"))
+	}
+	for probe, path := range map[*corev1.Probe]string{c.ReadinessProbe: "/readyz", c.LivenessProbe: "/livez"} {
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != path || probe.HTTPGet.Port != intstr.FromString("http") ||
+			!strings.EqualFold(string(probe.HTTPGet.Scheme), scheme) {
+			t.Errorf("probe %+v, want %s %s on port http", probe, scheme, path)
+		}
+	}
+
+	// The drain fits in the grace period.
+	wantArgs := []string{"--listen=:8080", fmt.Sprintf("--shutdown-timeout=%ds", num(v, "shutdownTimeoutSeconds"))}
+	if tlsOn {
+		wantArgs = append(wantArgs, "--tls-cert-file="+chartTLSDir+"/tls.crt", "--tls-key-file="+chartTLSDir+"/tls.key")
+	}
+	if !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("args %q, want %q", c.Args, wantArgs)
+	}
+	if spec.TerminationGracePeriodSeconds == nil || *spec.TerminationGracePeriodSeconds != num(v, "terminationGracePeriodSeconds") {
+		t.Errorf("terminationGracePeriodSeconds %v, want %d", spec.TerminationGracePeriodSeconds, num(v, "terminationGracePeriodSeconds"))
+	}
+	var preStop int64
+	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
+		preStop = c.Lifecycle.PreStop.Sleep.Seconds
+	}
+	if preStop != num(v, "preStopSleepSeconds") {
+		t.Errorf("preStop sleep %ds, want %d", preStop, num(v, "preStopSleepSeconds"))
+	}
+
+	// TLS: the Secret mounted read-only where the flags point.
+	var wantVolumes []corev1.Volume
+	var wantMounts []corev1.VolumeMount
+	if tlsOn {
+		wantVolumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: str(v, "tls.secretName")}}}}
+		wantMounts = []corev1.VolumeMount{{Name: "tls", MountPath: chartTLSDir, ReadOnly: true}}
+	}
+	if !apiequality.Semantic.DeepEqual(spec.Volumes, wantVolumes) || !apiequality.Semantic.DeepEqual(c.VolumeMounts, wantMounts) {
+		t.Errorf("volumes %+v mounted %+v, want %+v mounted %+v", spec.Volumes, c.VolumeMounts, wantVolumes, wantMounts)
+	}
+
+	// The CompositeController calls this Service.
+	cc := findObject(objs, "CompositeController")
+	if cc.GetName() != str(v, "compositeController.name") {
+		t.Errorf("CompositeController %q, want %q", cc.GetName(), str(v, "compositeController.name"))
+	}
+	// Sync and customize hooks: the same Service, scheme and CA.
+	for _, hook := range []string{"sync", "customize"} {
+		want := map[string]any{
+			"service": map[string]any{"name": svc.Name, "namespace": ns, "port": num(v, "service.port"), "protocol": scheme},
+			"path":    "/" + hook,
+			"timeout": str(v, "compositeController.hookTimeout"),
+		}
+		if ca := str(v, "tls.caBundle"); ca != "" {
+			want["caBundle"] = map[string]any{"inline": strings.TrimSpace(ca) + "\n"}
+		}
+		webhook, _, _ := unstructured.NestedMap(cc.Object, "spec", "hooks", hook, "webhook")
+		checkConverted(t, "CompositeController "+hook+" webhook", want, webhook)
+	}
+	if resync, _, _ := unstructured.NestedInt64(cc.Object, "spec", "resyncPeriodSeconds"); resync != num(v, "compositeController.resyncPeriodSeconds") {
+		t.Errorf("resyncPeriodSeconds %d, want %d", resync, num(v, "compositeController.resyncPeriodSeconds"))
+	}
+	parent, _, _ := unstructured.NestedMap(cc.Object, "spec", "parentResource")
+	checkConverted(t, "parentResource", map[string]any{"apiVersion": "monocle.monocle.change-metrics.io/v1alpha1", "resource": "monocles"}, parent)
+
+	if wantPDB {
+		var pdb policyv1.PodDisruptionBudget
+		fromObject(t, findObject(objs, "PodDisruptionBudget"), &pdb)
+		var minAvailable intstr.IntOrString
+		convert(t, get(v, "podDisruptionBudget.minAvailable"), &minAvailable)
+		if pdb.Spec.MinAvailable == nil || *pdb.Spec.MinAvailable != minAvailable ||
+			!apiequality.Semantic.DeepEqual(pdb.Spec.Selector, dep.Spec.Selector) {
+			t.Errorf("PodDisruptionBudget minAvailable %v selector %v, want %v and the Deployment's", pdb.Spec.MinAvailable, pdb.Spec.Selector, minAvailable)
+		}
+	}
+
+	if sm := findObject(objs, "ServiceMonitor"); sm != nil {
+		if sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
+			t.Errorf("ServiceMonitor apiVersion %s", sm.GetAPIVersion())
+		}
+		for k, want := range get(v, "serviceMonitor.labels").(map[string]any) {
+			if sm.GetLabels()[k] != want {
+				t.Errorf("ServiceMonitor label %s=%q, want %q", k, sm.GetLabels()[k], want)
+			}
+		}
+		endpoint := map[string]any{"port": svc.Spec.Ports[0].Name, "path": "/metrics", "scheme": scheme}
+		for _, k := range []string{"interval", "scrapeTimeout"} {
+			if s := str(v, "serviceMonitor."+k); s != "" {
+				endpoint[k] = s
+			}
+		}
+		if tlsConfig := get(v, "serviceMonitor.tlsConfig").(map[string]any); tlsOn && len(tlsConfig) > 0 {
+			endpoint["tlsConfig"] = tlsConfig
+		}
+		smSpec, _, _ := unstructured.NestedMap(sm.Object, "spec")
+		checkConverted(t, "ServiceMonitor spec", map[string]any{
+			"selector":          map[string]any{"matchLabels": selector},
+			"namespaceSelector": map[string]any{"matchNames": []string{ns}},
+			"endpoints":         []any{endpoint},
+		}, smSpec)
+	}
+}
+
+// dryRunChart has the API server validate every object (server-side dry
+// run, strict field validation, any warning is a failure), then a Pod made
+// from the Deployment's template, which the namespace's restricted Pod
+// Security level admits or rejects.
+func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	c, warnings := warningClient(t)
+	for _, o := range objs {
+		err := c.Create(ctx, o.DeepCopy(), client.DryRunAll, client.FieldValidation("Strict"))
+		if err != nil {
+			t.Errorf("dry-run create %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+		if w := warnings.take(); len(w) > 0 {
+			t.Errorf("dry-run create %s %s: warnings %q", o.GetKind(), o.GetName(), w)
+		}
+	}
+
+	// The Pod needs its ServiceAccount and PriorityClass to exist.
+	var sa corev1.ServiceAccount
+	fromObject(t, findObject(objs, "ServiceAccount"), &sa)
+	if err := k8sClient.Create(ctx, &sa); err != nil {
+		t.Fatalf("creating the ServiceAccount: %v", err)
+	}
+	if pc := str(v, "priorityClassName"); pc != "" {
+		ensurePriorityClass(t, pc)
+	}
+	var dep appsv1.Deployment
+	fromObject(t, findObject(objs, "Deployment"), &dep)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: dep.Name + "-pod", Namespace: ns, Labels: dep.Spec.Template.Labels, Annotations: dep.Spec.Template.Annotations},
+		Spec:       dep.Spec.Template.Spec,
+	}
+	if err := c.Create(ctx, pod, client.DryRunAll, client.FieldValidation("Strict")); err != nil {
+		t.Errorf("a Pod of the Deployment's template is not admitted in a restricted namespace: %v", err)
+	}
+	if w := warnings.take(); len(w) > 0 {
+		t.Errorf("dry-run create of the hook's Pod: warnings %q", w)
+	}
+}
+
+var chartCRDsOnce sync.Once
+
+// installChartCRDs installs the CRDs the chart's objects need: its own
+// Monocle CRD and Metacontroller's. They stay for the rest of the run
+// (other tests may use them too).
+func installChartCRDs(t *testing.T) {
+	t.Helper()
+	var err error
+	chartCRDsOnce.Do(func() {
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
+			Paths:              []string{filepath.Join(chartDir, "crds"), "testdata/metacontroller-crds-v1.yaml"},
+			ErrorIfPathMissing: true,
+		})
+	})
+	if err != nil {
+		t.Fatalf("installing the chart's and Metacontroller's CRDs: %v", err)
+	}
+}
+
+func ensurePriorityClass(t *testing.T, name string) {
+	t.Helper()
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: 1000}
+	if err := k8sClient.Create(context.Background(), pc); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating PriorityClass %s: %v", name, err)
+	}
+}
+
+// warningRecorder keeps the API server's warnings until taken.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, text)
+}
+
+func (r *warningRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.warnings
+	r.warnings = nil
+	return w
+}
+
+// warningClient is an admin client whose warnings are recorded.
+func warningClient(t *testing.T) (client.Client, *warningRecorder) {
+	t.Helper()
+	rec := &warningRecorder{}
+	config := rest.CopyConfig(cfg)
+	config.WarningHandler = nil
+	config.WarningHandlerWithContext = rec
+	c, err := client.New(config, client.Options{Mapper: k8sClient.RESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec
+}
+
+// helmBin is the pinned helm that tools/assets.sh puts beside the control plane.
+func helmBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "helm")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("helm is not in KUBEBUILDER_ASSETS (rerun tools/assets.sh): %v", err)
+	}
+	return bin
+}
+
+// helmEnv: the environment with helm's config, cache and data in a fresh
+// folder and no kubeconfig, so nothing of the machine's changes a render.
+func helmEnv(t *testing.T) []string {
+	t.Helper()
+	home := t.TempDir()
+	return append(os.Environ(),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+		"KUBECONFIG="+filepath.Join(home, "no-kubeconfig"),
+	)
+}
+
+// runHelm returns helm's stdout, or an error carrying its stderr.
+func runHelm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(helmBin(t), args...)
+	cmd.Env = helmEnv(t)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stderr.String(), stdout.String())
+	}
+	return stdout.String(), nil
+}
+
+// renderChart runs helm template for the release in namespace ns.
+func renderChart(t *testing.T, ns string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	start := time.Now()
+	out, err := runHelm(t, append([]string{"template", chartRelease, chartDir, "--namespace", ns}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm template %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	return decodeObjects(t, []byte(out))
+}
+
+// helmArgs: -f for each file, then for the overrides.
+func (s chartValueSet) helmArgs(t *testing.T) []string {
+	t.Helper()
+	var args []string
+	for _, f := range s.files {
+		args = append(args, "-f", f)
+	}
+	if s.overrides != nil {
+		b, err := json.Marshal(s.overrides) // JSON is YAML
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(t.TempDir(), "overrides.yaml")
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-f", f)
+	}
+	return args
+}
+
+// values: the values Helm renders with, merged as Helm merges them (maps
+// key by key, anything else replaced).
+func (s chartValueSet) values(t *testing.T, defaults map[string]any) map[string]any {
+	t.Helper()
+	v := defaults
+	for _, f := range s.files {
+		v = mergeValues(v, readYAML(t, f))
+	}
+	return mergeValues(v, s.overrides)
+}
+
+func mergeValues(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst))
+	for k, v := range dst {
+		out[k] = v
+	}
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeValues(dm, sm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func chartDefaults(t *testing.T) map[string]any {
+	t.Helper()
+	return readYAML(t, filepath.Join(chartDir, "values.yaml"))
+}
+
+func chartMetadata(t *testing.T) map[string]any {
+	t.Helper()
+	return readYAML(t, filepath.Join(chartDir, "Chart.yaml"))
+}
+
+func readYAML(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := yaml.UnmarshalStrict(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if m == nil { // only comments
+		m = map[string]any{}
+	}
+	return m
+}
+
+// decodeObjects reads a multi-document YAML stream, skipping empty
+// documents; duplicate keys are errors.
+func decodeObjects(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []*unstructured.Unstructured
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("reading YAML: %v", err)
+		}
+		var m map[string]any
+		if err := yaml.UnmarshalStrict(doc, &m); err != nil {
+			t.Fatalf("decoding YAML: %v\n%s", err, doc)
+		}
+		if len(m) > 0 {
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
+
+func objectKinds(objs []*unstructured.Unstructured) []string {
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetKind())
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+func findObject(objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			return o
+		}
+	}
+	return nil
+}
+
+func fromObject(t *testing.T, o *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, into, true); err != nil {
+		t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
+	}
+}
+
+// convert decodes a values subtree into a typed object, through JSON. An
+// empty map or list leaves out as it is, as Helm's `with` renders nothing.
+func convert(t *testing.T, in, out any) {
+	t.Helper()
+	switch x := in.(type) {
+	case nil:
+		return
+	case map[string]any:
+		if len(x) == 0 {
+			return
+		}
+	case []any:
+		if len(x) == 0 {
+			return
+		}
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s into %T: %v", b, out, err)
+	}
+}
+
+// checkConverted: the rendered value equals the wanted one, both decoded
+// through JSON into the rendered one's type (so 1 and "1" are one CPU, an
+// empty map is no map, and numbers compare whatever their Go type).
+func checkConverted[T any](t *testing.T, what string, want any, got T) {
+	t.Helper()
+	var w, g T
+	convert(t, want, &w)
+	convert(t, got, &g)
+	if !apiequality.Semantic.DeepEqual(w, g) {
+		t.Errorf("%s: rendered %+v, want %+v", what, g, w)
+	}
+}
+
+// get walks a dotted path through nested maps.
+func get(v map[string]any, path string) any {
+	var cur any = v
+	for _, k := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+func str(v map[string]any, path string) string {
+	s, _ := get(v, path).(string)
+	return s
+}
+
+func num(v map[string]any, path string) int64 {
+	switch n := get(v, path).(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	}
+	return -1
+}
+
+func isTrue(b *bool) bool  { return b != nil && *b }
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+// firstDifference shows the first line where two different files differ.
+func firstDifference(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range max(len(al), len(bl)) {
+		if i >= len(al) || i >= len(bl) || al[i] != bl[i] {
+			var x, y string
+			if i < len(al) {
+				x = al[i]
+			}
+			if i < len(bl) {
+				y = bl[i]
+			}
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, x, y)
+		}
+	}
+	return "(no line differs)"
+}

@@ -39,7 +39,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	testEnv = &envtest.Environment{BinaryAssetsDirectory: assets}
+	testEnv = &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		// The Monocle CRD and Metacontroller's own (v4.17.2), installed and
+		// Established before any test runs.
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              []string{"../crd", "testdata/metacontroller-crds-v1.yaml"},
+			ErrorIfPathMissing: true,
+		},
+	}
 	start := time.Now()
 	var err error
 	cfg, err = testEnv.Start()

@@ -135,6 +135,95 @@ func TestChartRender(t *testing.T) {
 	}
 }
 
+// TestChartInstall installs the chart for real with helm (its NOTES say how
+// to reach a first Monocle), upgrades it, and uninstalls it: the CRD and a
+// Monocle stay, every object of the release goes.
+func TestChartInstall(t *testing.T) {
+	installChartCRDs(t)
+	ctx := context.Background()
+	ns := createNamespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	user, err := testEnv.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A CompositeController name of its own: it is cluster-scoped.
+	release := []string{chartRelease, chartDir, "--namespace", ns, "--kubeconfig", kubeconfigPath,
+		"--set", "compositeController.name=" + ns}
+	t.Cleanup(func() {
+		_, _ = runHelm(t, "uninstall", chartRelease, "--namespace", ns, "--kubeconfig", kubeconfigPath)
+	})
+
+	start := time.Now()
+	out, err := runHelm(t, append([]string{"install"}, release...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm install: %s", time.Since(start).Round(time.Millisecond))
+	for _, want := range []string{
+		"kind: Monocle",
+		"kubectl get monocle monocle-sample -w",
+		"kubectl port-forward svc/monocle-sample-api 8090:8080",
+		"open http://localhost:8090",
+		"http://monocle-hook." + ns + ":80/sync",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("helm install's notes do not say %q:\n%s", want, out)
+		}
+	}
+	installed := renderChart(t, ns, "--set", "compositeController.name="+ns)
+	for _, o := range installed {
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy()); err != nil {
+			t.Errorf("after helm install, %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+
+	// An upgrade changes the pod template (TLS) under the same selector.
+	if _, err := runHelm(t, append([]string{"upgrade"}, append(release, "-f", filepath.Join(chartDir, "ci", "tls-values.yaml"))...)...); err != nil {
+		t.Fatal(err)
+	}
+	var dep appsv1.Deployment
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "monocle-hook"}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if len(dep.Spec.Template.Spec.Volumes) != 1 {
+		t.Errorf("after helm upgrade with TLS, the Deployment's volumes are %+v", dep.Spec.Template.Spec.Volumes)
+	}
+
+	monocle := &unstructured.Unstructured{}
+	monocle.SetAPIVersion("monocle.monocle.change-metrics.io/v1alpha1")
+	monocle.SetKind("Monocle")
+	monocle.SetNamespace(ns)
+	monocle.SetName("monocle-sample")
+	if err := k8sClient.Create(ctx, monocle); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runHelm(t, "uninstall", chartRelease, "--namespace", ns, "--kubeconfig", kubeconfigPath); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range installed {
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy()); !apierrors.IsNotFound(err) {
+			t.Errorf("after helm uninstall, %s %s: %v, want NotFound", o.GetKind(), o.GetName(), err)
+		}
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(monocle), monocle.DeepCopy()); err != nil {
+		t.Errorf("after helm uninstall, the Monocle: %v", err)
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: "monocles.monocle.monocle.change-metrics.io"}, crd); err != nil {
+		t.Errorf("after helm uninstall, the Monocle CRD: %v", err)
+	}
+}
+
 // TestChartRejectsBadValues: the schema and the templates' checks fail a
 // render with a message that names the culprit.
 func TestChartRejectsBadValues(t *testing.T) {
@@ -179,7 +268,7 @@ func TestChartRejectsBadValues(t *testing.T) {
 // values.yaml away from its default, so that TestChartRender proves each one
 // reaches the objects and the API server accepts it.
 func TestChartFullValues(t *testing.T) {
-	full := readYAML(t, filepath.Join(chartDir, "ci", "full-values.yaml"))
+	full := readValues(t, filepath.Join(chartDir, "ci", "full-values.yaml"))
 	exempt := []string{
 		// Needs the ServiceMonitor CRD: rendered only, by the servicemonitor
 		// value sets.
@@ -198,7 +287,7 @@ func TestChartFullValues(t *testing.T) {
 			if slices.Contains(exempt, path) {
 				continue
 			}
-			if f := get(full, path); f == nil || reflect.DeepEqual(f, d) {
+			if f := valGet(full, path); f == nil || reflect.DeepEqual(f, d) {
 				t.Errorf("ci/full-values.yaml does not set %s away from its default %v", path, d)
 			}
 		}
@@ -218,7 +307,7 @@ func TestManifestsUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(crd, chartCRD) {
-		t.Errorf("chart/crds/monocle.yaml differs from crd/monocle.yaml: run `make manifests`\n%s", firstDifference(crd, chartCRD))
+		t.Errorf("chart/crds/monocle.yaml differs from crd/monocle.yaml: run `make manifests`\n%s", firstLineDiff(crd, chartCRD))
 	}
 
 	dir := t.TempDir()
@@ -238,9 +327,9 @@ func TestManifestsUpToDate(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(fresh, committed) {
-			t.Errorf("metacontroller/%s is stale: run `make manifests` (committed vs fresh render)\n%s", name, firstDifference(committed, fresh))
+			t.Errorf("metacontroller/%s is stale: run `make manifests` (committed vs fresh render)\n%s", name, firstLineDiff(committed, fresh))
 		}
-		generated[name] = decodeObjects(t, fresh)
+		generated[name] = decodeYAMLObjects(t, fresh)
 	}
 
 	// What the README's install steps rely on: the namespace monocle-hook,
@@ -251,13 +340,13 @@ func TestManifestsUpToDate(t *testing.T) {
 		hook[0].GetLabels()["pod-security.kubernetes.io/enforce"] != "restricted" {
 		t.Errorf("hook.yaml does not start with the Namespace monocle-hook enforcing restricted: %v", hook)
 	}
-	if kinds := objectKinds(cc); !slices.Equal(kinds, []string{"CompositeController"}) {
+	if kinds := chartKinds(cc); !slices.Equal(kinds, []string{"CompositeController"}) {
 		t.Errorf("compositecontroller.yaml holds %v, want one CompositeController", kinds)
 	}
-	if kinds := objectKinds(hook); slices.Contains(kinds, "CompositeController") {
+	if kinds := chartKinds(hook); slices.Contains(kinds, "CompositeController") {
 		t.Errorf("hook.yaml holds a CompositeController: %v", kinds)
 	}
-	svc := findObject(hook, "Service")
+	svc := chartObject(hook, "Service")
 	if svc == nil || svc.GetName() != "monocle-hook" || svc.GetNamespace() != "monocle-hook" {
 		t.Fatalf("hook.yaml has no Service monocle-hook/monocle-hook: %v", svc)
 	}
@@ -277,33 +366,33 @@ func TestManifestsUpToDate(t *testing.T) {
 // checkChartRender checks a render against the values it was made with.
 func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string) {
 	t.Helper()
-	tlsOn := str(v, "tls.secretName") != ""
+	tlsOn := valStr(v, "tls.secretName") != ""
 	scheme := map[bool]string{false: "http", true: "https"}[tlsOn]
 
 	// Exactly the hook's objects: no RBAC, no Secret, nothing else.
 	wantKinds := []string{"CompositeController", "Deployment", "Service", "ServiceAccount"}
-	wantPDB := get(v, "podDisruptionBudget.enabled") == true && num(v, "replicaCount") > 1
+	wantPDB := valGet(v, "podDisruptionBudget.enabled") == true && valInt(v, "replicaCount") > 1
 	if wantPDB {
 		wantKinds = append(wantKinds, "PodDisruptionBudget")
 	}
-	if get(v, "serviceMonitor.enabled") == true {
+	if valGet(v, "serviceMonitor.enabled") == true {
 		wantKinds = append(wantKinds, "ServiceMonitor")
 	}
 	sort.Strings(wantKinds)
-	if kinds := objectKinds(objs); !slices.Equal(kinds, wantKinds) {
+	if kinds := chartKinds(objs); !slices.Equal(kinds, wantKinds) {
 		t.Fatalf("rendered kinds %v, want %v", kinds, wantKinds)
 	}
 
 	name := "monocle-hook" // the release name contains the chart's name
-	if s := str(v, "fullnameOverride"); s != "" {
+	if s := valStr(v, "fullnameOverride"); s != "" {
 		name = s
 	}
 	appName := "monocle-hook"
-	if s := str(v, "nameOverride"); s != "" {
+	if s := valStr(v, "nameOverride"); s != "" {
 		appName = s
 	}
 	selector := map[string]string{"app.kubernetes.io/name": appName, "app.kubernetes.io/instance": chartRelease}
-	appVersion := str(chartMetadata(t), "appVersion")
+	appVersion := valStr(chartMetadata(t), "appVersion")
 	for _, o := range objs {
 		labels := o.GetLabels()
 		for k, want := range map[string]string{
@@ -311,7 +400,7 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 			"app.kubernetes.io/instance":   chartRelease,
 			"app.kubernetes.io/version":    appVersion,
 			"app.kubernetes.io/managed-by": "Helm",
-			"helm.sh/chart":                "monocle-hook-" + str(chartMetadata(t), "version"),
+			"helm.sh/chart":                "monocle-hook-" + valStr(chartMetadata(t), "version"),
 		} {
 			if labels[k] != want {
 				t.Errorf("%s %s: label %s=%q, want %q", o.GetKind(), o.GetName(), k, labels[k], want)
@@ -331,9 +420,9 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	var dep appsv1.Deployment
 	var svc corev1.Service
 	var sa corev1.ServiceAccount
-	fromObject(t, findObject(objs, "Deployment"), &dep)
-	fromObject(t, findObject(objs, "Service"), &svc)
-	fromObject(t, findObject(objs, "ServiceAccount"), &sa)
+	toTyped(t, chartObject(objs, "Deployment"), &dep)
+	toTyped(t, chartObject(objs, "Service"), &svc)
+	toTyped(t, chartObject(objs, "ServiceAccount"), &sa)
 	pod := dep.Spec.Template
 	spec := pod.Spec
 
@@ -352,41 +441,41 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 
 	// Values.
-	if want := num(v, "replicaCount"); dep.Spec.Replicas == nil || int64(*dep.Spec.Replicas) != want {
+	if want := valInt(v, "replicaCount"); dep.Spec.Replicas == nil || int64(*dep.Spec.Replicas) != want {
 		t.Errorf("replicas %v, want %d", dep.Spec.Replicas, want)
 	}
-	image := str(v, "image.repository") + ":" + str(v, "image.tag")
-	if str(v, "image.tag") == "" {
+	image := valStr(v, "image.repository") + ":" + valStr(v, "image.tag")
+	if valStr(v, "image.tag") == "" {
 		image += appVersion
 	}
-	if d := str(v, "image.digest"); d != "" {
+	if d := valStr(v, "image.digest"); d != "" {
 		image += "@" + d
 	}
 	if len(spec.Containers) != 1 {
 		t.Fatalf("%d containers, want 1", len(spec.Containers))
 	}
 	c := spec.Containers[0]
-	if c.Image != image || string(c.ImagePullPolicy) != str(v, "image.pullPolicy") {
-		t.Errorf("image %s (%s), want %s (%s)", c.Image, c.ImagePullPolicy, image, str(v, "image.pullPolicy"))
+	if c.Image != image || string(c.ImagePullPolicy) != valStr(v, "image.pullPolicy") {
+		t.Errorf("image %s (%s), want %s (%s)", c.Image, c.ImagePullPolicy, image, valStr(v, "image.pullPolicy"))
 	}
-	checkConverted(t, "imagePullSecrets", get(v, "imagePullSecrets"), spec.ImagePullSecrets)
-	checkConverted(t, "serviceAccount.annotations", get(v, "serviceAccount.annotations"), sa.Annotations)
-	checkConverted(t, "resources", get(v, "resources"), c.Resources)
-	checkConverted(t, "podAnnotations", get(v, "podAnnotations"), pod.Annotations)
-	checkConverted(t, "nodeSelector", get(v, "nodeSelector"), spec.NodeSelector)
-	checkConverted(t, "tolerations", get(v, "tolerations"), spec.Tolerations)
-	checkConverted(t, "affinity", get(v, "affinity"), spec.Affinity)
-	if spec.PriorityClassName != str(v, "priorityClassName") {
-		t.Errorf("priorityClassName %q, want %q", spec.PriorityClassName, str(v, "priorityClassName"))
+	checkSame(t, "imagePullSecrets", valGet(v, "imagePullSecrets"), spec.ImagePullSecrets)
+	checkSame(t, "serviceAccount.annotations", valGet(v, "serviceAccount.annotations"), sa.Annotations)
+	checkSame(t, "resources", valGet(v, "resources"), c.Resources)
+	checkSame(t, "podAnnotations", valGet(v, "podAnnotations"), pod.Annotations)
+	checkSame(t, "nodeSelector", valGet(v, "nodeSelector"), spec.NodeSelector)
+	checkSame(t, "tolerations", valGet(v, "tolerations"), spec.Tolerations)
+	checkSame(t, "affinity", valGet(v, "affinity"), spec.Affinity)
+	if spec.PriorityClassName != valStr(v, "priorityClassName") {
+		t.Errorf("priorityClassName %q, want %q", spec.PriorityClassName, valStr(v, "priorityClassName"))
 	}
-	for k, want := range get(v, "podLabels").(map[string]any) {
+	for k, want := range valGet(v, "podLabels").(map[string]any) {
 		if pod.Labels[k] != want {
 			t.Errorf("pod label %s=%q, want %q", k, pod.Labels[k], want)
 		}
 	}
 	// A constraint without a labelSelector gets the release's selector.
 	var spread []corev1.TopologySpreadConstraint
-	convert(t, get(v, "topologySpreadConstraints"), &spread)
+	viaJSON(t, valGet(v, "topologySpreadConstraints"), &spread)
 	for i := range spread {
 		if spread[i].LabelSelector == nil {
 			spread[i].LabelSelector = &metav1.LabelSelector{MatchLabels: selector}
@@ -397,16 +486,16 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 
 	// No API access: no token, and (above) no RBAC object.
-	if spec.ServiceAccountName != sa.Name || !isFalse(spec.AutomountServiceAccountToken) || !isFalse(sa.AutomountServiceAccountToken) {
+	if spec.ServiceAccountName != sa.Name || !ptrFalse(spec.AutomountServiceAccountToken) || !ptrFalse(sa.AutomountServiceAccountToken) {
 		t.Errorf("pod runs as %q (automount %v; ServiceAccount %s automount %v), want the chart's ServiceAccount with no token",
 			spec.ServiceAccountName, spec.AutomountServiceAccountToken, sa.Name, sa.AutomountServiceAccountToken)
 	}
 	// Restricted, and a read-only root file system.
 	psc, csc := spec.SecurityContext, c.SecurityContext
-	if psc == nil || !isTrue(psc.RunAsNonRoot) || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+	if psc == nil || !ptrTrue(psc.RunAsNonRoot) || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("pod securityContext %+v, want runAsNonRoot and seccomp RuntimeDefault", psc)
 	}
-	if csc == nil || !isFalse(csc.AllowPrivilegeEscalation) || !isTrue(csc.ReadOnlyRootFilesystem) ||
+	if csc == nil || !ptrFalse(csc.AllowPrivilegeEscalation) || !ptrTrue(csc.ReadOnlyRootFilesystem) ||
 		csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("container securityContext %+v, want no privilege escalation, read-only root, drop ALL", csc)
 	}
@@ -415,9 +504,9 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
 		t.Errorf("container ports %+v, want 8080 named http", c.Ports)
 	}
-	if len(svc.Spec.Ports) != 1 || int64(svc.Spec.Ports[0].Port) != num(v, "service.port") ||
+	if len(svc.Spec.Ports) != 1 || int64(svc.Spec.Ports[0].Port) != valInt(v, "service.port") ||
 		svc.Spec.Ports[0].TargetPort != intstr.FromString("http") {
-		t.Errorf("Service ports %+v, want %d to http", svc.Spec.Ports, num(v, "service.port"))
+		t.Errorf("Service ports %+v, want %d to http", svc.Spec.Ports, valInt(v, "service.port"))
 	}
 	for probe, path := range map[*corev1.Probe]string{c.ReadinessProbe: "/readyz", c.LivenessProbe: "/livez"} {
 		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != path || probe.HTTPGet.Port != intstr.FromString("http") ||
@@ -427,29 +516,29 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 
 	// The drain fits in the grace period.
-	wantArgs := []string{"--listen=:8080", fmt.Sprintf("--shutdown-timeout=%ds", num(v, "shutdownTimeoutSeconds"))}
+	wantArgs := []string{"--listen=:8080", fmt.Sprintf("--shutdown-timeout=%ds", valInt(v, "shutdownTimeoutSeconds"))}
 	if tlsOn {
 		wantArgs = append(wantArgs, "--tls-cert-file="+chartTLSDir+"/tls.crt", "--tls-key-file="+chartTLSDir+"/tls.key")
 	}
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("args %q, want %q", c.Args, wantArgs)
 	}
-	if spec.TerminationGracePeriodSeconds == nil || *spec.TerminationGracePeriodSeconds != num(v, "terminationGracePeriodSeconds") {
-		t.Errorf("terminationGracePeriodSeconds %v, want %d", spec.TerminationGracePeriodSeconds, num(v, "terminationGracePeriodSeconds"))
+	if spec.TerminationGracePeriodSeconds == nil || *spec.TerminationGracePeriodSeconds != valInt(v, "terminationGracePeriodSeconds") {
+		t.Errorf("terminationGracePeriodSeconds %v, want %d", spec.TerminationGracePeriodSeconds, valInt(v, "terminationGracePeriodSeconds"))
 	}
 	var preStop int64
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 		preStop = c.Lifecycle.PreStop.Sleep.Seconds
 	}
-	if preStop != num(v, "preStopSleepSeconds") {
-		t.Errorf("preStop sleep %ds, want %d", preStop, num(v, "preStopSleepSeconds"))
+	if preStop != valInt(v, "preStopSleepSeconds") {
+		t.Errorf("preStop sleep %ds, want %d", preStop, valInt(v, "preStopSleepSeconds"))
 	}
 
 	// TLS: the Secret mounted read-only where the flags point.
 	var wantVolumes []corev1.Volume
 	var wantMounts []corev1.VolumeMount
 	if tlsOn {
-		wantVolumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: str(v, "tls.secretName")}}}}
+		wantVolumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: valStr(v, "tls.secretName")}}}}
 		wantMounts = []corev1.VolumeMount{{Name: "tls", MountPath: chartTLSDir, ReadOnly: true}}
 	}
 	if !apiequality.Semantic.DeepEqual(spec.Volumes, wantVolumes) || !apiequality.Semantic.DeepEqual(c.VolumeMounts, wantMounts) {
@@ -457,60 +546,60 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 
 	// The CompositeController calls this Service.
-	cc := findObject(objs, "CompositeController")
-	if cc.GetName() != str(v, "compositeController.name") {
-		t.Errorf("CompositeController %q, want %q", cc.GetName(), str(v, "compositeController.name"))
+	cc := chartObject(objs, "CompositeController")
+	if cc.GetName() != valStr(v, "compositeController.name") {
+		t.Errorf("CompositeController %q, want %q", cc.GetName(), valStr(v, "compositeController.name"))
 	}
 	// Sync and customize hooks: the same Service, scheme and CA.
 	for _, hook := range []string{"sync", "customize"} {
 		want := map[string]any{
-			"service": map[string]any{"name": svc.Name, "namespace": ns, "port": num(v, "service.port"), "protocol": scheme},
+			"service": map[string]any{"name": svc.Name, "namespace": ns, "port": valInt(v, "service.port"), "protocol": scheme},
 			"path":    "/" + hook,
-			"timeout": str(v, "compositeController.hookTimeout"),
+			"timeout": valStr(v, "compositeController.hookTimeout"),
 		}
-		if ca := str(v, "tls.caBundle"); ca != "" {
+		if ca := valStr(v, "tls.caBundle"); ca != "" {
 			want["caBundle"] = map[string]any{"inline": strings.TrimSpace(ca) + "\n"}
 		}
 		webhook, _, _ := unstructured.NestedMap(cc.Object, "spec", "hooks", hook, "webhook")
-		checkConverted(t, "CompositeController "+hook+" webhook", want, webhook)
+		checkSame(t, "CompositeController "+hook+" webhook", want, webhook)
 	}
-	if resync, _, _ := unstructured.NestedInt64(cc.Object, "spec", "resyncPeriodSeconds"); resync != num(v, "compositeController.resyncPeriodSeconds") {
-		t.Errorf("resyncPeriodSeconds %d, want %d", resync, num(v, "compositeController.resyncPeriodSeconds"))
+	if resync, _, _ := unstructured.NestedInt64(cc.Object, "spec", "resyncPeriodSeconds"); resync != valInt(v, "compositeController.resyncPeriodSeconds") {
+		t.Errorf("resyncPeriodSeconds %d, want %d", resync, valInt(v, "compositeController.resyncPeriodSeconds"))
 	}
 	parent, _, _ := unstructured.NestedMap(cc.Object, "spec", "parentResource")
-	checkConverted(t, "parentResource", map[string]any{"apiVersion": "monocle.monocle.change-metrics.io/v1alpha1", "resource": "monocles"}, parent)
+	checkSame(t, "parentResource", map[string]any{"apiVersion": "monocle.monocle.change-metrics.io/v1alpha1", "resource": "monocles"}, parent)
 
 	if wantPDB {
 		var pdb policyv1.PodDisruptionBudget
-		fromObject(t, findObject(objs, "PodDisruptionBudget"), &pdb)
+		toTyped(t, chartObject(objs, "PodDisruptionBudget"), &pdb)
 		var minAvailable intstr.IntOrString
-		convert(t, get(v, "podDisruptionBudget.minAvailable"), &minAvailable)
+		viaJSON(t, valGet(v, "podDisruptionBudget.minAvailable"), &minAvailable)
 		if pdb.Spec.MinAvailable == nil || *pdb.Spec.MinAvailable != minAvailable ||
 			!apiequality.Semantic.DeepEqual(pdb.Spec.Selector, dep.Spec.Selector) {
 			t.Errorf("PodDisruptionBudget minAvailable %v selector %v, want %v and the Deployment's", pdb.Spec.MinAvailable, pdb.Spec.Selector, minAvailable)
 		}
 	}
 
-	if sm := findObject(objs, "ServiceMonitor"); sm != nil {
+	if sm := chartObject(objs, "ServiceMonitor"); sm != nil {
 		if sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
 			t.Errorf("ServiceMonitor apiVersion %s", sm.GetAPIVersion())
 		}
-		for k, want := range get(v, "serviceMonitor.labels").(map[string]any) {
+		for k, want := range valGet(v, "serviceMonitor.labels").(map[string]any) {
 			if sm.GetLabels()[k] != want {
 				t.Errorf("ServiceMonitor label %s=%q, want %q", k, sm.GetLabels()[k], want)
 			}
 		}
 		endpoint := map[string]any{"port": svc.Spec.Ports[0].Name, "path": "/metrics", "scheme": scheme}
 		for _, k := range []string{"interval", "scrapeTimeout"} {
-			if s := str(v, "serviceMonitor."+k); s != "" {
+			if s := valStr(v, "serviceMonitor."+k); s != "" {
 				endpoint[k] = s
 			}
 		}
-		if tlsConfig := get(v, "serviceMonitor.tlsConfig").(map[string]any); tlsOn && len(tlsConfig) > 0 {
+		if tlsConfig := valGet(v, "serviceMonitor.tlsConfig").(map[string]any); tlsOn && len(tlsConfig) > 0 {
 			endpoint["tlsConfig"] = tlsConfig
 		}
 		smSpec, _, _ := unstructured.NestedMap(sm.Object, "spec")
-		checkConverted(t, "ServiceMonitor spec", map[string]any{
+		checkSame(t, "ServiceMonitor spec", map[string]any{
 			"selector":          map[string]any{"matchLabels": selector},
 			"namespaceSelector": map[string]any{"matchNames": []string{ns}},
 			"endpoints":         []any{endpoint},
@@ -525,7 +614,7 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	c, warnings := warningClient(t)
+	c, warnings := chartWarningClient(t)
 	for _, o := range objs {
 		err := c.Create(ctx, o.DeepCopy(), client.DryRunAll, client.FieldValidation("Strict"))
 		if err != nil {
@@ -538,15 +627,15 @@ func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]a
 
 	// The Pod needs its ServiceAccount and PriorityClass to exist.
 	var sa corev1.ServiceAccount
-	fromObject(t, findObject(objs, "ServiceAccount"), &sa)
+	toTyped(t, chartObject(objs, "ServiceAccount"), &sa)
 	if err := k8sClient.Create(ctx, &sa); err != nil {
 		t.Fatalf("creating the ServiceAccount: %v", err)
 	}
-	if pc := str(v, "priorityClassName"); pc != "" {
+	if pc := valStr(v, "priorityClassName"); pc != "" {
 		ensurePriorityClass(t, pc)
 	}
 	var dep appsv1.Deployment
-	fromObject(t, findObject(objs, "Deployment"), &dep)
+	toTyped(t, chartObject(objs, "Deployment"), &dep)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: dep.Name + "-pod", Namespace: ns, Labels: dep.Spec.Template.Labels, Annotations: dep.Spec.Template.Annotations},
 		Spec:       dep.Spec.Template.Spec,
@@ -586,19 +675,19 @@ func ensurePriorityClass(t *testing.T, name string) {
 	}
 }
 
-// warningRecorder keeps the API server's warnings until taken.
-type warningRecorder struct {
+// chartWarnings keeps the API server's warnings until taken.
+type chartWarnings struct {
 	mu       sync.Mutex
 	warnings []string
 }
 
-func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+func (r *chartWarnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.warnings = append(r.warnings, text)
 }
 
-func (r *warningRecorder) take() []string {
+func (r *chartWarnings) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w := r.warnings
@@ -606,10 +695,10 @@ func (r *warningRecorder) take() []string {
 	return w
 }
 
-// warningClient is an admin client whose warnings are recorded.
-func warningClient(t *testing.T) (client.Client, *warningRecorder) {
+// chartWarningClient is an admin client whose warnings are recorded.
+func chartWarningClient(t *testing.T) (client.Client, *chartWarnings) {
 	t.Helper()
-	rec := &warningRecorder{}
+	rec := &chartWarnings{}
 	config := rest.CopyConfig(cfg)
 	config.WarningHandler = nil
 	config.WarningHandlerWithContext = rec
@@ -665,7 +754,7 @@ func renderChart(t *testing.T, ns string, args ...string) []*unstructured.Unstru
 		t.Fatal(err)
 	}
 	t.Logf("helm template %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	return decodeObjects(t, []byte(out))
+	return decodeYAMLObjects(t, []byte(out))
 }
 
 // helmArgs: -f for each file, then for the overrides.
@@ -695,12 +784,12 @@ func (s chartValueSet) values(t *testing.T, defaults map[string]any) map[string]
 	t.Helper()
 	v := defaults
 	for _, f := range s.files {
-		v = mergeValues(v, readYAML(t, f))
+		v = mergeChartValues(v, readValues(t, f))
 	}
-	return mergeValues(v, s.overrides)
+	return mergeChartValues(v, s.overrides)
 }
 
-func mergeValues(dst, src map[string]any) map[string]any {
+func mergeChartValues(dst, src map[string]any) map[string]any {
 	out := make(map[string]any, len(dst))
 	for k, v := range dst {
 		out[k] = v
@@ -708,7 +797,7 @@ func mergeValues(dst, src map[string]any) map[string]any {
 	for k, v := range src {
 		if sm, ok := v.(map[string]any); ok {
 			if dm, ok := out[k].(map[string]any); ok {
-				out[k] = mergeValues(dm, sm)
+				out[k] = mergeChartValues(dm, sm)
 				continue
 			}
 		}
@@ -719,15 +808,15 @@ func mergeValues(dst, src map[string]any) map[string]any {
 
 func chartDefaults(t *testing.T) map[string]any {
 	t.Helper()
-	return readYAML(t, filepath.Join(chartDir, "values.yaml"))
+	return readValues(t, filepath.Join(chartDir, "values.yaml"))
 }
 
 func chartMetadata(t *testing.T) map[string]any {
 	t.Helper()
-	return readYAML(t, filepath.Join(chartDir, "Chart.yaml"))
+	return readValues(t, filepath.Join(chartDir, "Chart.yaml"))
 }
 
-func readYAML(t *testing.T, path string) map[string]any {
+func readValues(t *testing.T, path string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -743,9 +832,9 @@ func readYAML(t *testing.T, path string) map[string]any {
 	return m
 }
 
-// decodeObjects reads a multi-document YAML stream, skipping empty
+// decodeYAMLObjects reads a multi-document YAML stream, skipping empty
 // documents; duplicate keys are errors.
-func decodeObjects(t *testing.T, data []byte) []*unstructured.Unstructured {
+func decodeYAMLObjects(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
 	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []*unstructured.Unstructured
@@ -767,7 +856,7 @@ func decodeObjects(t *testing.T, data []byte) []*unstructured.Unstructured {
 	}
 }
 
-func objectKinds(objs []*unstructured.Unstructured) []string {
+func chartKinds(objs []*unstructured.Unstructured) []string {
 	var kinds []string
 	for _, o := range objs {
 		kinds = append(kinds, o.GetKind())
@@ -776,7 +865,7 @@ func objectKinds(objs []*unstructured.Unstructured) []string {
 	return kinds
 }
 
-func findObject(objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+func chartObject(objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
 	for _, o := range objs {
 		if o.GetKind() == kind {
 			return o
@@ -785,16 +874,16 @@ func findObject(objs []*unstructured.Unstructured, kind string) *unstructured.Un
 	return nil
 }
 
-func fromObject(t *testing.T, o *unstructured.Unstructured, into any) {
+func toTyped(t *testing.T, o *unstructured.Unstructured, into any) {
 	t.Helper()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, into, true); err != nil {
 		t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
 	}
 }
 
-// convert decodes a values subtree into a typed object, through JSON. An
+// viaJSON decodes a values subtree into a typed object, through JSON. An
 // empty map or list leaves out as it is, as Helm's `with` renders nothing.
-func convert(t *testing.T, in, out any) {
+func viaJSON(t *testing.T, in, out any) {
 	t.Helper()
 	switch x := in.(type) {
 	case nil:
@@ -820,18 +909,18 @@ func convert(t *testing.T, in, out any) {
 // checkConverted: the rendered value equals the wanted one, both decoded
 // through JSON into the rendered one's type (so 1 and "1" are one CPU, an
 // empty map is no map, and numbers compare whatever their Go type).
-func checkConverted[T any](t *testing.T, what string, want any, got T) {
+func checkSame[T any](t *testing.T, what string, want any, got T) {
 	t.Helper()
 	var w, g T
-	convert(t, want, &w)
-	convert(t, got, &g)
+	viaJSON(t, want, &w)
+	viaJSON(t, got, &g)
 	if !apiequality.Semantic.DeepEqual(w, g) {
 		t.Errorf("%s: rendered %+v, want %+v", what, g, w)
 	}
 }
 
-// get walks a dotted path through nested maps.
-func get(v map[string]any, path string) any {
+// valGet walks a dotted path through nested maps.
+func valGet(v map[string]any, path string) any {
 	var cur any = v
 	for _, k := range strings.Split(path, ".") {
 		m, ok := cur.(map[string]any)
@@ -843,13 +932,13 @@ func get(v map[string]any, path string) any {
 	return cur
 }
 
-func str(v map[string]any, path string) string {
-	s, _ := get(v, path).(string)
+func valStr(v map[string]any, path string) string {
+	s, _ := valGet(v, path).(string)
 	return s
 }
 
-func num(v map[string]any, path string) int64 {
-	switch n := get(v, path).(type) {
+func valInt(v map[string]any, path string) int64 {
+	switch n := valGet(v, path).(type) {
 	case int64:
 		return n
 	case float64:
@@ -860,11 +949,11 @@ func num(v map[string]any, path string) int64 {
 	return -1
 }
 
-func isTrue(b *bool) bool  { return b != nil && *b }
-func isFalse(b *bool) bool { return b != nil && !*b }
+func ptrTrue(b *bool) bool  { return b != nil && *b }
+func ptrFalse(b *bool) bool { return b != nil && !*b }
 
-// firstDifference shows the first line where two different files differ.
-func firstDifference(a, b []byte) string {
+// firstLineDiff shows the first line where two different files differ.
+func firstLineDiff(a, b []byte) string {
 	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
 	for i := range max(len(al), len(bl)) {
 		if i >= len(al) || i >= len(bl) || al[i] != bl[i] {

@@ -418,3 +418,7 @@ func mustDynamic(t *testing.T, c *rest.Config) *dynamic.DynamicClient {
 	}
 	return dyn
 }
+
+func clientKey(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}

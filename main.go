@@ -30,6 +30,7 @@ const usage = `monocle-hook: Metacontroller's sync hook for Monocle objects.
 
 Usage:
   monocle-hook [--listen :8080] [--shutdown-timeout 20s]   serve the hook
+               [--tls-cert-file F --tls-key-file K]        over HTTPS, reloading F and K when they change
   monocle-hook render -f monocle.yaml                       print a Monocle's children as YAML
 `
 
@@ -58,7 +59,16 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	listen := fs.String("listen", ":8080", "address to serve the hook, health and metrics on")
 	drain := fs.Duration("shutdown-timeout", 20*time.Second, "how long in-flight syncs may take to finish on SIGTERM")
+	certFile := fs.String("tls-cert-file", "", "serve HTTPS with this PEM certificate (chain); reloaded when it changes; needs --tls-key-file")
+	keyFile := fs.String("tls-key-file", "", "the PEM private key of --tls-cert-file")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	tlsConf, err := tlsConfig(*certFile, *keyFile, log)
+	if err != nil {
 		return err
 	}
 
@@ -72,6 +82,10 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 		// its timeout, not a cut connection.
 		WriteTimeout: 15 * time.Second,
 		IdleTimeout:  90 * time.Second,
+		TLSConfig:    tlsConf,
+		// The hook logs with slog; the server's own errors (TLS handshakes
+		// that fail, mostly) go there too.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
 	listener, err := net.Listen("tcp", *listen)
@@ -79,8 +93,15 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- httpServer.Serve(listener) }()
-	log.Info("serving", "address", listener.Addr().String(), "version", version)
+	go func() {
+		if tlsConf != nil {
+			// The key pair comes from TLSConfig.GetCertificate.
+			errc <- httpServer.ServeTLS(listener, "", "")
+			return
+		}
+		errc <- httpServer.Serve(listener)
+	}()
+	log.Info("serving", "address", listener.Addr().String(), "https", tlsConf != nil, "version", version)
 	if started != nil {
 		started(listener.Addr())
 	}

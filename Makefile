@@ -30,7 +30,7 @@ fuzz:
 e2e:
 	cd e2e && KUBEBUILDER_ASSETS="$$(../tools/assets.sh)" $(GO) test -count=1 -timeout 30m ./...
 
-test: unit fuzz e2e
+test: unit fuzz chart-lint e2e
 
 bench:
 	$(GO) test ./hook -run '^$$' -bench . -benchmem

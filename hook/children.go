@@ -297,6 +297,10 @@ func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
 	}
 	return corev1.PodSpec{
 		Containers: []corev1.Container{c},
+		// Monocle and Elasticsearch never call the Kubernetes API: no token
+		// of the namespace's default ServiceAccount in pods that run images
+		// the Monocle's author chose.
+		AutomountServiceAccountToken: ptr(false),
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot:   ptr(true),
 			RunAsUser:      ptr(int64(imageUser)),

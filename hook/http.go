@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -71,7 +71,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 				fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
 			return
 		}
-		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a sync request: "+oneLine(err.Error()))
+		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a sync request: "+decodeError(err))
 		return
 	}
 	resp, err := Sync(&req, s.env)
@@ -109,7 +109,7 @@ func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req CustomizeRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes)).Decode(&req); err != nil {
-		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a customize request: "+oneLine(err.Error()))
+		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a customize request: "+decodeError(err))
 		return
 	}
 	resp, err := Customize(&req)
@@ -145,4 +145,21 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 	})
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+// decodeError says where and how a body failed to decode, never quoting it:
+// some decoders' errors (a timestamp's, for one) repeat the value, and the
+// body may hold secrets. The answer goes to a log line and to Metacontroller's
+// SyncError event.
+func decodeError(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("malformed JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s must be a %s, not a JSON %s (byte %d)", typ.Field, typ.Type, typ.Value, typ.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the body ends before its JSON does"
+	default:
+		return "a value does not have its field's format"
+	}
+}

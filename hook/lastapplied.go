@@ -17,50 +17,31 @@ import (
 // the hook keeps in every answer.
 func lastApplied(obs observed) ([]Child, error) {
 	var children []Child
-	add := func(obj metav1.Object, keepData bool) error {
-		child, err := lastAppliedChild(obj, keepData)
-		if err != nil {
-			return fmt.Errorf("%s: %w", obj.GetName(), err)
-		}
-		children = append(children, child)
-		return nil
-	}
-	for _, name := range sortedKeys(obs.secrets) {
-		if err := add(obs.secrets[name], true); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range sortedKeys(obs.configMaps) {
-		if err := add(obs.configMaps[name], true); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range sortedKeys(obs.services) {
-		if err := add(obs.services[name], false); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range sortedKeys(obs.statefulSets) {
-		if err := add(obs.statefulSets[name], false); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range sortedKeys(obs.deployments) {
-		if err := add(obs.deployments[name], false); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range sortedKeys(obs.jobs) {
-		if err := add(obs.jobs[name], false); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range sortedKeys(obs.ingresses) {
-		if err := add(obs.ingresses[name], false); err != nil {
-			return nil, err
+	for i, group := range [][]metav1.Object{
+		sorted(obs.secrets), sorted(obs.configMaps), // their data: as observed
+		sorted(obs.services), sorted(obs.statefulSets), sorted(obs.deployments), sorted(obs.jobs), sorted(obs.ingresses),
+	} {
+		for _, obj := range group {
+			child, err := lastAppliedChild(obj, i < 2)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", obj.GetName(), err)
+			}
+			children = append(children, child)
 		}
 	}
 	return children, nil
+}
+
+// sorted lists observed children by name.
+func sorted[T any, P interface {
+	*T
+	metav1.Object
+}](m map[string]P) []metav1.Object {
+	out := make([]metav1.Object, 0, len(m))
+	for _, name := range sortedKeys(m) {
+		out = append(out, m[name])
+	}
+	return out
 }
 
 // serverOwnedMetadata is what the API server writes into metadata.

@@ -249,7 +249,8 @@ func TestStorageGrowth(t *testing.T) {
 		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-monocle-sample-elastic-0"}}
 		c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(request)}
 		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}
-		return Related{Claims: map[string]*corev1.PersistentVolumeClaim{c.Name: c}}
+		// Keyed namespace/name, as hook version v2 keys them.
+		return Related{Claims: map[string]*corev1.PersistentVolumeClaim{"default/" + c.Name: c}}
 	}
 	// The recorded volume template holds 1Gi.
 	tests := map[string]struct {

@@ -119,7 +119,7 @@ func desired(parent *Parent, n names, s settings, obs observed, rel Related, env
 		children = append(children,
 			makeService(n, n.elastic, componentElastic, elasticPort),
 			makeElasticStatefulSet(n, s, sts, false))
-		claim := rel.Claims[n.dataClaim()]
+		claim := byName(rel.Claims)[n.dataClaim()]
 		in.storage = storageStatus(n, s, sts, claim)
 		if sts != nil {
 			if e := storageChange(parent.Metadata.Namespace, n, s, sts, claim); e != nil {

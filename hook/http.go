@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,15 +64,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req SyncRequest
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes)).Decode(&req)
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			s.fail(w, start, http.StatusRequestEntityTooLarge, "too_large",
-				fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
-			return
-		}
-		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a sync request: "+decodeError(err))
+	if !s.decode(w, r, start, &req, "sync") {
 		return
 	}
 	resp, err := Sync(&req, s.env)
@@ -108,8 +101,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var req CustomizeRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes)).Decode(&req); err != nil {
-		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a customize request: "+decodeError(err))
+	if !s.decode(w, r, start, &req, "customize") {
 		return
 	}
 	resp, err := Customize(&req)
@@ -119,6 +111,31 @@ func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+// decode reads the whole body into v, or answers 413 or 400. The body is
+// read in one buffer sized from Content-Length, then decoded in one pass:
+// json.Decoder would grow its buffer step by step and scan the body twice.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, start time.Time, v any, what string) bool {
+	var body bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= MaxBodyBytes {
+		body.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.fail(w, start, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+		return false
+	case err != nil:
+		s.fail(w, start, http.StatusBadRequest, "malformed", "reading the request body failed")
+		return false
+	}
+	if err := json.Unmarshal(body.Bytes(), v); err != nil {
+		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a "+what+" request: "+decodeError(err))
+		return false
+	}
+	return true
 }
 
 // fail answers one line of text: Metacontroller puts it in a SyncError event.

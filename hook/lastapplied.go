@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,12 +18,12 @@ import (
 // the hook keeps in every answer.
 func lastApplied(obs observed) ([]Child, error) {
 	var children []Child
-	for i, group := range [][]metav1.Object{
-		sorted(obs.secrets), sorted(obs.configMaps), // their data: as observed
-		sorted(obs.services), sorted(obs.statefulSets), sorted(obs.deployments), sorted(obs.jobs), sorted(obs.ingresses),
+	for _, group := range [][]metav1.Object{
+		sorted(obs.secrets), sorted(obs.configMaps), sorted(obs.services), sorted(obs.statefulSets),
+		sorted(obs.deployments), sorted(obs.jobs), sorted(obs.ingresses),
 	} {
 		for _, obj := range group {
-			child, err := lastAppliedChild(obj, i < 2)
+			child, err := lastAppliedChild(obj)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", obj.GetName(), err)
 			}
@@ -48,23 +49,20 @@ func sorted[T any, P interface {
 var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp",
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
 
-func lastAppliedChild(obj metav1.Object, keepData bool) (json.RawMessage, error) {
-	observedJSON, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var observed map[string]any
-	if err := json.Unmarshal(observedJSON, &observed); err != nil {
-		return nil, err
-	}
-
+func lastAppliedChild(obj metav1.Object) (json.RawMessage, error) {
 	var child map[string]any
 	if annotation := obj.GetAnnotations()[lastAppliedAnnotation]; annotation != "" {
 		if err := json.Unmarshal([]byte(annotation), &child); err != nil {
 			return nil, fmt.Errorf("annotation %s is not JSON: %w", lastAppliedAnnotation, err)
 		}
 	} else {
-		child = observed
+		observed, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(observed, &child); err != nil {
+			return nil, err
+		}
 		delete(child, "status")
 		if md, ok := child["metadata"].(map[string]any); ok {
 			for _, f := range serverOwnedMetadata {
@@ -72,14 +70,25 @@ func lastAppliedChild(obj metav1.Object, keepData bool) (json.RawMessage, error)
 			}
 		}
 	}
-	if keepData {
-		// stringData, if an earlier hook wrote one, is already in data.
-		delete(child, "stringData")
-		if data, ok := observed["data"]; ok {
-			child["data"] = data
-		} else {
-			delete(child, "data")
+	var data any
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		if len(o.Data) > 0 {
+			data = o.Data
 		}
+	case *corev1.ConfigMap:
+		if len(o.Data) > 0 {
+			data = o.Data
+		}
+	default:
+		return json.Marshal(child)
+	}
+	// stringData, if an earlier hook wrote one, is already in data.
+	delete(child, "stringData")
+	if data == nil {
+		delete(child, "data")
+	} else {
+		child["data"] = data
 	}
 	return json.Marshal(child)
 }

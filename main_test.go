@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,22 +62,39 @@ func startServe(t *testing.T, log *slog.Logger, args ...string) string {
 	}
 }
 
-// SIGTERM (here: the context) lets a sync that is in flight finish: the
-// client sends half its body, the server starts draining, the client sends
-// the rest and still gets its answer.
-func TestShutdownFinishesInFlightSync(t *testing.T) {
+// SIGTERM lets a sync that is in flight finish: the real binary gets half
+// a request body, then SIGTERM, then the rest, and still answers it before
+// it exits 0.
+func TestSIGTERMFinishesInFlightSync(t *testing.T) {
 	body, err := os.ReadFile("hook/testdata/metacontroller/sync-v1-observed-children.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, []string{"--listen=127.0.0.1:0", "--shutdown-timeout=10s"},
-			slog.New(slog.NewTextHandler(io.Discard, nil)), func(a net.Addr) { addrc <- a })
-	}()
-	addr := (<-addrc).String()
+	bin := filepath.Join(t.TempDir(), "monocle-hook")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--shutdown-timeout=10s")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	logs := bufio.NewScanner(stderr)
+	var addr string
+	for addr == "" && logs.Scan() {
+		var line struct{ Msg, Address string }
+		if json.Unmarshal(logs.Bytes(), &line) == nil && line.Msg == "serving" {
+			addr = line.Address
+		}
+	}
+	if addr == "" {
+		t.Fatal("the hook never logged its address")
+	}
+	go io.Copy(io.Discard, stderr)
 
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -87,12 +107,12 @@ func TestShutdownFinishesInFlightSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // the request is in the handler now
-	cancel()
-	time.Sleep(200 * time.Millisecond) // the server is draining
-	select {
-	case err := <-done:
-		t.Fatalf("server stopped with a sync in flight: %v", err)
-	default:
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the server is draining
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Error("a new connection was accepted while draining")
 	}
 	if _, err := conn.Write(body[half:]); err != nil {
 		t.Fatal(err)
@@ -105,16 +125,15 @@ func TestShutdownFinishesInFlightSync(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(answer, []byte(`"children"`)) {
 		t.Fatalf("in-flight sync got %d %s", resp.StatusCode, answer)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	select {
-	case err := <-done:
+	case err := <-exited:
 		if err != nil {
-			t.Fatalf("serve: %v", err)
+			t.Fatalf("the hook exited with %v", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("server did not stop after its last sync")
-	}
-	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-		t.Fatal("still listening after shutdown")
+		t.Fatal("the hook did not exit after its last sync")
 	}
 }
 

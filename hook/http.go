@@ -63,29 +63,31 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	result := "error"
+	defer func() { s.metrics.observe(result, time.Since(start)) }()
 	var req SyncRequest
-	if !s.decode(w, r, start, &req, "sync") {
+	if !s.decode(w, r, &req, "sync") {
 		return
 	}
 	resp, err := Sync(&req, s.env)
 	if err != nil {
 		if errors.Is(err, ErrBadRequest) {
-			s.fail(w, start, http.StatusBadRequest, "malformed", err.Error())
+			s.fail(w, http.StatusBadRequest, "malformed", err.Error())
 			return
 		}
-		s.fail(w, start, http.StatusInternalServerError, "internal", err.Error())
+		s.fail(w, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {
-		s.fail(w, start, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
+		s.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
 
+	result = "ok"
 	elapsed := time.Since(start)
-	s.metrics.observe("ok", elapsed)
 	s.metrics.countChildren(resp.Children)
 	specApplied := resp.Status.Condition(ConditionSpecApplied)
 	if specApplied.Reason == "InvalidSpec" {
@@ -99,14 +101,13 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	var req CustomizeRequest
-	if !s.decode(w, r, start, &req, "customize") {
+	if !s.decode(w, r, &req, "customize") {
 		return
 	}
 	resp, err := Customize(&req)
 	if err != nil {
-		s.fail(w, start, http.StatusBadRequest, "malformed", err.Error())
+		s.fail(w, http.StatusBadRequest, "malformed", err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -116,7 +117,7 @@ func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
 // decode reads the whole body into v, or answers 413 or 400. The body is
 // read in one buffer sized from Content-Length, then decoded in one pass:
 // json.Decoder would grow its buffer step by step and scan the body twice.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, start time.Time, v any, what string) bool {
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, what string) bool {
 	var body bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= MaxBodyBytes {
 		body.Grow(int(n) + bytes.MinRead)
@@ -125,22 +126,21 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, start time.Time,
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		s.fail(w, start, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+		s.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
 		return false
 	case err != nil:
-		s.fail(w, start, http.StatusBadRequest, "malformed", "reading the request body failed")
+		s.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
 		return false
 	}
 	if err := json.Unmarshal(body.Bytes(), v); err != nil {
-		s.fail(w, start, http.StatusBadRequest, "malformed", "request body is not a "+what+" request: "+decodeError(err))
+		s.fail(w, http.StatusBadRequest, "malformed", "request body is not a "+what+" request: "+decodeError(err))
 		return false
 	}
 	return true
 }
 
 // fail answers one line of text: Metacontroller puts it in a SyncError event.
-func (s *Server) fail(w http.ResponseWriter, start time.Time, code int, reason, msg string) {
-	s.metrics.observe("error", time.Since(start))
+func (s *Server) fail(w http.ResponseWriter, code int, reason, msg string) {
 	s.metrics.errors.WithLabelValues(reason).Inc()
 	s.log.Warn("sync failed", "status", code, "reason", reason, "error", msg)
 	http.Error(w, msg, code)

@@ -50,12 +50,8 @@ var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "crea
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
 
 func lastAppliedChild(obj metav1.Object) (json.RawMessage, error) {
-	var child map[string]any
-	if annotation := obj.GetAnnotations()[lastAppliedAnnotation]; annotation != "" {
-		if err := json.Unmarshal([]byte(annotation), &child); err != nil {
-			return nil, fmt.Errorf("annotation %s is not JSON: %w", lastAppliedAnnotation, err)
-		}
-	} else {
+	child := lastAppliedObject(obj)
+	if child == nil {
 		observed, err := json.Marshal(obj)
 		if err != nil {
 			return nil, err
@@ -91,6 +87,20 @@ func lastAppliedChild(obj metav1.Object) (json.RawMessage, error) {
 		child["data"] = data
 	}
 	return json.Marshal(child)
+}
+
+// lastAppliedObject is the object in obj's last-applied annotation, or nil
+// when there is none. An annotation someone broke by hand counts as none.
+func lastAppliedObject(obj metav1.Object) map[string]any {
+	annotation := obj.GetAnnotations()[lastAppliedAnnotation]
+	if annotation == "" {
+		return nil
+	}
+	var child map[string]any
+	if json.Unmarshal([]byte(annotation), &child) != nil {
+		return nil
+	}
+	return child
 }
 
 func sortedKeys[V any](m map[string]V) []string {

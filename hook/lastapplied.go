@@ -18,19 +18,37 @@ import (
 // the hook keeps in every answer.
 func lastApplied(obs observed) ([]Child, error) {
 	var children []Child
-	for _, group := range [][]metav1.Object{
-		sorted(obs.secrets), sorted(obs.configMaps), sorted(obs.services), sorted(obs.statefulSets),
-		sorted(obs.deployments), sorted(obs.jobs), sorted(obs.ingresses),
-	} {
-		for _, obj := range group {
-			child, err := lastAppliedChild(obj)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", obj.GetName(), err)
-			}
-			children = append(children, child)
+	for _, c := range obs.all() {
+		child, err := lastAppliedChild(c.obj, c.typ)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.obj.GetName(), err)
 		}
+		children = append(children, child)
 	}
 	return children, nil
+}
+
+// observedChild is an observed child and its type.
+type observedChild struct {
+	obj metav1.Object
+	typ metav1.TypeMeta
+}
+
+// all lists every observed child, by type then by name.
+func (obs observed) all() (out []observedChild) {
+	for _, g := range []struct {
+		typ  metav1.TypeMeta
+		objs []metav1.Object
+	}{
+		{typeSecret, sorted(obs.secrets)}, {typeConfigMap, sorted(obs.configMaps)},
+		{typeService, sorted(obs.services)}, {typeStatefulSet, sorted(obs.statefulSets)},
+		{typeDeployment, sorted(obs.deployments)}, {typeJob, sorted(obs.jobs)}, {typeIngress, sorted(obs.ingresses)},
+	} {
+		for _, o := range g.objs {
+			out = append(out, observedChild{o, g.typ})
+		}
+	}
+	return out
 }
 
 // sorted lists observed children by name.
@@ -49,7 +67,7 @@ func sorted[T any, P interface {
 var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp",
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
 
-func lastAppliedChild(obj metav1.Object) (json.RawMessage, error) {
+func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
 	child := lastAppliedObject(obj)
 	if child == nil {
 		observed, err := json.Marshal(obj)
@@ -66,6 +84,8 @@ func lastAppliedChild(obj metav1.Object) (json.RawMessage, error) {
 			}
 		}
 	}
+	// Metacontroller fails a sync whose children lack either.
+	child["apiVersion"], child["kind"] = typ.APIVersion, typ.Kind
 	var data any
 	switch o := obj.(type) {
 	case *corev1.Secret:

@@ -113,14 +113,14 @@ type StorageStatus struct {
 
 // byName re-keys an observed child map by object name, whatever the hook
 // version keyed it by.
-// A null entry is skipped.
+// A null entry, or one without a name, is skipped: it cannot be a child.
 func byName[T any, P interface {
 	*T
 	metav1.Object
 }](m map[string]P) map[string]P {
 	out := make(map[string]P, len(m))
 	for _, o := range m {
-		if o != nil {
+		if o != nil && o.GetName() != "" {
 			out[o.GetName()] = o
 		}
 	}

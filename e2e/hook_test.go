@@ -212,24 +212,29 @@ func TestTwoMonoclesStayApart(t *testing.T) {
 // A spec the schema accepts but the hook cannot honour (a heap larger than
 // the memory) leaves every child as it was, and says so.
 func TestInvalidSpecTouchesNothing(t *testing.T) {
-	d := newDriver(t, restrictedNamespace(t))
-	d.createMonocle("m", map[string]any{})
-	d.converge("m")
-	d.markReady("StatefulSet.apps/v1", "m-elastic")
-	d.converge("m")
-	before := d.resourceVersions("m")
-	d.setSpec("m", map[string]any{"elasticsearch": map[string]any{"heap": "4g", "resources": map[string]any{"limits": map[string]any{"memory": "1Gi"}}}})
-	for range 3 {
-		if r := d.sync("m"); r.changed() {
-			t.Fatalf("a bad spec created %v, updated %v, deleted %v", r.created, r.updated, r.deleted)
-		}
-	}
-	if after := d.resourceVersions("m"); !slicesEqualMaps(before, after) {
-		t.Fatalf("resourceVersions moved:\nbefore %v\nafter  %v", before, after)
-	}
-	c := condition(d.monocle("m"), "SpecApplied")
-	if c["status"] != "False" || c["reason"] != "InvalidSpec" || !strings.Contains(c["message"].(string), "spec.elasticsearch.heap") {
-		t.Errorf("SpecApplied = %v", c)
+	for name, ssa := range map[string]bool{"three-way merge": false, "server-side apply": true} {
+		t.Run(name, func(t *testing.T) {
+			d := newDriver(t, restrictedNamespace(t))
+			d.ssa = ssa
+			d.createMonocle("m", map[string]any{})
+			d.converge("m")
+			d.markReady("StatefulSet.apps/v1", "m-elastic")
+			d.converge("m")
+			before := d.resourceVersions("m")
+			d.setSpec("m", map[string]any{"elasticsearch": map[string]any{"heap": "4g", "resources": map[string]any{"limits": map[string]any{"memory": "1Gi"}}}})
+			for range 3 {
+				if r := d.sync("m"); r.changed() {
+					t.Fatalf("a bad spec created %v, updated %v, deleted %v", r.created, r.updated, r.deleted)
+				}
+			}
+			if after := d.resourceVersions("m"); !slicesEqualMaps(before, after) {
+				t.Fatalf("resourceVersions moved:\nbefore %v\nafter  %v", before, after)
+			}
+			c := condition(d.monocle("m"), "SpecApplied")
+			if c["status"] != "False" || c["reason"] != "InvalidSpec" || !strings.Contains(c["message"].(string), "spec.elasticsearch.heap") {
+				t.Errorf("SpecApplied = %v", c)
+			}
+		})
 	}
 }
 

@@ -82,6 +82,9 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr(int32(1)),
 			ServiceName: n.elastic,
+			// Set, not left empty: an empty struct in a server-side apply
+			// would own the field but none of what the server defaults in it.
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
 			Selector:    &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
 			// Retain unless asked: the data outlives the Monocle.
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
@@ -169,6 +172,8 @@ func makeDeployment(n names, s settings, name, component string, replicas int32,
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: n.selector(component)},
+			// Set, not left empty: see the StatefulSet's updateStrategy.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: n.labels(component),

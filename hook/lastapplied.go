@@ -70,19 +70,33 @@ var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "crea
 func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
 	child := lastAppliedObject(obj)
 	if child == nil {
-		observed, err := json.Marshal(obj)
+		observedJSON, err := json.Marshal(obj)
 		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(observed, &child); err != nil {
+		var observed map[string]any
+		if err := json.Unmarshal(observedJSON, &observed); err != nil {
 			return nil, err
 		}
-		delete(child, "status")
-		if md, ok := child["metadata"].(map[string]any); ok {
-			for _, f := range serverOwnedMetadata {
-				delete(md, f)
+		// Server-side apply keeps no annotation: what Metacontroller applied
+		// is what its managedFields entry owns. Else, the observed object
+		// less what the server writes.
+		var applied bool
+		if child, applied = appliedFields(obj, observed); !applied {
+			child = observed
+			delete(child, "status")
+			if md, ok := child["metadata"].(map[string]any); ok {
+				for _, f := range serverOwnedMetadata {
+					delete(md, f)
+				}
 			}
 		}
+		md, _ := child["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			child["metadata"] = md
+		}
+		md["name"] = obj.GetName()
 	}
 	// Metacontroller fails a sync whose children lack either.
 	child["apiVersion"], child["kind"] = typ.APIVersion, typ.Kind

@@ -85,7 +85,7 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 			// Set, not left empty: an empty struct in a server-side apply
 			// would own the field but none of what the server defaults in it.
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			Selector:    &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
+			Selector:       &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
 			// Retain unless asked: the data outlives the Monocle.
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: whenDeleted,

@@ -38,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 const (
@@ -113,7 +112,6 @@ func TestChartLint(t *testing.T) {
 // the API server validate each object (dry run) in a namespace that enforces
 // the restricted Pod Security Standard.
 func TestChartRender(t *testing.T) {
-	installChartCRDs(t)
 	defaults := chartDefaults(t)
 	for _, set := range chartValueSets(t) {
 		t.Run(set.name, func(t *testing.T) {
@@ -139,21 +137,9 @@ func TestChartRender(t *testing.T) {
 // to reach a first Monocle), upgrades it, and uninstalls it: the CRD and a
 // Monocle stay, every object of the release goes.
 func TestChartInstall(t *testing.T) {
-	installChartCRDs(t)
 	ctx := context.Background()
 	ns := createNamespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
-	user, err := testEnv.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfigPath := adminKubeconfig(t, "helm")
 	// A CompositeController name of its own: it is cluster-scoped.
 	release := []string{chartRelease, chartDir, "--namespace", ns, "--kubeconfig", kubeconfigPath,
 		"--set", "compositeController.name=" + ns}
@@ -645,25 +631,6 @@ func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]a
 	}
 	if w := warnings.take(); len(w) > 0 {
 		t.Errorf("dry-run create of the hook's Pod: warnings %q", w)
-	}
-}
-
-var chartCRDsOnce sync.Once
-
-// installChartCRDs installs the CRDs the chart's objects need: its own
-// Monocle CRD and Metacontroller's. They stay for the rest of the run
-// (other tests may use them too).
-func installChartCRDs(t *testing.T) {
-	t.Helper()
-	var err error
-	chartCRDsOnce.Do(func() {
-		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
-			Paths:              []string{filepath.Join(chartDir, "crds"), "testdata/metacontroller-crds-v1.yaml"},
-			ErrorIfPathMissing: true,
-		})
-	})
-	if err != nil {
-		t.Fatalf("installing the chart's and Metacontroller's CRDs: %v", err)
 	}
 }
 

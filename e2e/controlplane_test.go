@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // startControllerManager runs kube-controller-manager from $KUBEBUILDER_ASSETS
@@ -34,22 +32,7 @@ func startControllerManager(t *testing.T, controllers ...string) {
 	// A client-certificate user in system:masters: with
 	// --use-service-account-credentials=false every controller uses this
 	// identity, so it needs to be allowed everything.
-	user, err := testEnv.AddUser(envtest.User{
-		Name:   "system:kube-controller-manager",
-		Groups: []string{"system:masters"},
-	}, nil)
-	if err != nil {
-		t.Fatalf("adding controller-manager user: %v", err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatalf("controller-manager kubeconfig: %v", err)
-	}
-	dir := t.TempDir()
-	kubeconfigPath := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfigPath := adminKubeconfig(t, "system:kube-controller-manager")
 
 	args := []string{
 		"--kubeconfig=" + kubeconfigPath,

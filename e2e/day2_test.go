@@ -17,10 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// adminKubeconfig writes a kubeconfig of a system:masters user for kubectl.
-func adminKubeconfig(t *testing.T) string {
+// adminKubeconfig writes a kubeconfig of a system:masters user named name,
+// for kubectl, helm and kube-controller-manager.
+func adminKubeconfig(t *testing.T, name string) string {
 	t.Helper()
-	user, err := testEnv.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
+	user, err := testEnv.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestStorageGrowthAsDesigned(t *testing.T) {
 	}
 	// The admin runs it, as written.
 	t.Logf("running: %s", command)
-	shell(t, adminKubeconfig(t), command)
+	shell(t, adminKubeconfig(t, "e2e-admin"), command)
 	d.sync("m")
 	if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
 		t.Fatalf("after the expansion, SpecApplied = %v", c)

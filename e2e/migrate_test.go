@@ -84,7 +84,7 @@ func TestMigrateFromSeedOperator(t *testing.T) {
 	if n := len(d.resourceVersions("monocle-sample")); n != 0 {
 		t.Fatalf("%d children observed before the migration", n)
 	}
-	out := shell(t, adminKubeconfig(t), "../examples/migrate-from-seed-operator.sh "+ns+" monocle-sample")
+	out := shell(t, adminKubeconfig(t, "e2e-admin"), "../examples/migrate-from-seed-operator.sh "+ns+" monocle-sample")
 	t.Log(out)
 
 	d.converge("monocle-sample")

@@ -35,6 +35,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/floor"
 )
 
 // benchBody is one request body the benchmarks run on.
@@ -260,24 +262,9 @@ func BenchmarkHTTP(b *testing.B) {
 func BenchmarkFloor(b *testing.B) {
 	for _, f := range benchBodies(b) {
 		b.Run(f.name, func(b *testing.B) {
-			benchHandler(b, http.HandlerFunc(floorHandler), f.body)
+			benchHandler(b, floor.Handler(MaxBodyBytes), f.body)
 		})
 	}
-}
-
-func floorHandler(w http.ResponseWriter, r *http.Request) {
-	var v map[string]any
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes)).Decode(&v); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
 }
 
 func benchHandler(b *testing.B, h http.Handler, body []byte) {

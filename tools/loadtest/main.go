@@ -49,6 +49,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/change-metrics/monocle-hook/internal/floor"
 )
 
 // The targets.
@@ -61,7 +63,7 @@ const (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "floor" {
-		if err := floor(os.Args[2:]); err != nil {
+		if err := serveFloor(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "loadtest floor:", err)
 			os.Exit(1)
 		}
@@ -502,28 +504,15 @@ func (t *target) watchRSS() {
 	}
 }
 
-// floor serves POST /sync: decode into map[string]any, encode back.
-func floor(args []string) error {
+// serveFloor serves POST /sync with floor.Handler.
+func serveFloor(args []string) error {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:0", "address to serve on")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /sync", func(w http.ResponseWriter, r *http.Request) {
-		var v map[string]any
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&v); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		out, err := json.Marshal(v)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(out)
-	})
+	mux.HandleFunc("POST /sync", floor.Handler(maxBodyBytes))
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err

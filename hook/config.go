@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"sigs.k8s.io/yaml"
 )
@@ -38,13 +37,8 @@ func identsHash(configYAML string) (string, error) {
 // hashData hashes a string or byte map in key order, for pod template
 // annotations that roll the pods when the map changes.
 func hashData[V ~string | ~[]byte](m map[string]V) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	h := sha256.New()
-	for _, k := range keys {
+	for _, k := range sortedKeys(m) {
 		h.Write([]byte(k))
 		h.Write([]byte{0})
 		h.Write([]byte(m[k]))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,13 +163,11 @@ func firstDiff(want, got string) string {
 			gl = g[i]
 		}
 		if wl != gl {
-			return "line " + itoa(i+1) + ":\n- " + wl + "\n+ " + gl
+			return "line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl
 		}
 	}
 	return ""
 }
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // cluster plays Metacontroller's part for one parent: it applies an answer
 // to the observed children the way Metacontroller's default apply does, and

@@ -99,7 +99,7 @@ func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in 
 }
 
 // runningImage is a workload's image once its rollout is complete.
-func runningImage(w interface{}) string {
+func runningImage(w any) string {
 	var containers []corev1.Container
 	switch o := w.(type) {
 	case *appsv1.Deployment:

@@ -137,8 +137,9 @@ func TestSIGTERMFinishesInFlightSync(t *testing.T) {
 	}
 }
 
-// render prints, for every example, the children /sync answers for it as a
-// new parent.
+// The render subcommand reads each example file and prints its children as
+// YAML documents. That they are exactly /sync's answer is
+// hook.TestRenderIsSync's to show.
 func TestRenderExamples(t *testing.T) {
 	files, _ := filepath.Glob("examples/*.yaml")
 	if len(files) == 0 {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // One constructor per child. Each is a pure function of its arguments and
@@ -27,14 +28,14 @@ var (
 	typeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
 )
 
-func meta(name string, labels map[string]string) metav1.ObjectMeta {
+func objectMeta(name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: labels}
 }
 
 func makeSecret(n names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   typeSecret,
-		ObjectMeta: meta(n.api, n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.api, n.labels(componentAPI)),
 		// data, never stringData: the server stores only data, so a
 		// stringData answer would differ from what is read back, forever.
 		Data: data,
@@ -45,7 +46,7 @@ func makeSecret(n names, data map[string][]byte) *corev1.Secret {
 func makeConfigMap(n names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   typeConfigMap,
-		ObjectMeta: meta(n.api, n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.api, n.labels(componentAPI)),
 		Data:       data,
 	}
 }
@@ -53,7 +54,7 @@ func makeConfigMap(n names, data map[string]string) *corev1.ConfigMap {
 func makeService(n names, name, component string, port int32) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   typeService,
-		ObjectMeta: meta(name, n.labels(component)),
+		ObjectMeta: objectMeta(name, n.labels(component)),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: n.selector(component),
@@ -78,9 +79,9 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 	}
 	sts := &appsv1.StatefulSet{
 		TypeMeta:   typeStatefulSet,
-		ObjectMeta: meta(n.elastic, n.labels(componentElastic)),
+		ObjectMeta: objectMeta(n.elastic, n.labels(componentElastic)),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr(int32(1)),
+			Replicas:    ptr.To(int32(1)),
 			ServiceName: n.elastic,
 			// Set, not left empty: an empty struct in a server-side apply
 			// would own the field but none of what the server defaults in it.
@@ -121,31 +122,33 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 	return sts
 }
 
-// dataClaim is written whole, as the server stores it (apiVersion, kind,
-// volumeMode, status): Metacontroller replaces a list without a merge key
-// whole, so any difference would be a rewrite on every sync.
-func dataClaim(s settings) corev1.PersistentVolumeClaim {
-	claim := corev1.PersistentVolumeClaim{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: "data"},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.elastic.size}},
-			VolumeMode:  ptr(corev1.PersistentVolumeFilesystem),
-		},
-		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
+// makeMountedConfigMap holds a validated config, the only one the Monocle
+// pods mount. Named by its hash and immutable: a new config is a new
+// ConfigMap (which rolls the pods), and no edit reaches running pods
+// without the hook's validation.
+func makeMountedConfigMap(n names, cfg validConfig) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   typeConfigMap,
+		ObjectMeta: objectMeta(n.mountedConfig(cfg.hash), n.labels(componentAPI)),
+		Immutable:  ptr.To(true),
+		Data:       map[string]string{configFile: cfg.text},
 	}
-	if s.elastic.class != "" {
-		claim.Spec.StorageClassName = ptr(s.elastic.class)
-	}
-	return claim
 }
 
-// rollout carries the hashes whose change must restart the Monocle pods.
-type rollout struct{ configHash, secretHash string }
+// rollout is what the Monocle pods read: a change to either rolls them.
+type rollout struct {
+	config     string // the mounted ConfigMap
+	secretHash string // of the Secrets in their environment
+}
 
 func makeAPIDeployment(n names, s settings, r rollout) *appsv1.Deployment {
 	c := monocleContainer(n, s, "api", apiPort)
+	// The API creates its indices before it answers /health, retrying
+	// Elasticsearch for about 64 s (src/Monocle/Main.hs): up to 5 minutes
+	// to start, so that a first install, Elasticsearch starting too, is not
+	// restarted by the liveness probe.
+	c.StartupProbe = httpProbe("/health", 10, 3)
+	c.StartupProbe.FailureThreshold = 30
 	c.Env = append(c.Env,
 		elasticURLEnv(n, s),
 		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
@@ -154,35 +157,56 @@ func makeAPIDeployment(n names, s settings, r rollout) *appsv1.Deployment {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: s.webappTitle})
 	}
 	c.Resources = s.apiRes
-	return makeDeployment(n, s, n.api, componentAPI, s.apiReplicas, r, c)
+	// Set, not left empty: see the StatefulSet's updateStrategy.
+	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	return makeDeployment(n, s, n.api, componentAPI, s.apiReplicas, strategy, r, c)
 }
 
-func makeCrawlerDeployment(n names, s settings, r rollout) *appsv1.Deployment {
+// makeCrawlerDeployment runs one crawler, replaced with Recreate: two at
+// once would crawl everything twice and spend the providers' rate limits
+// twice (Monocle's own k8s/crawler-deployment.yaml does the same).
+// observed, when not nil, is the crawler as it exists (see crawlerStrategy).
+func makeCrawlerDeployment(n names, s settings, r rollout, observed *appsv1.Deployment) *appsv1.Deployment {
 	c := monocleContainer(n, s, "crawler", crawlerPort)
 	// The crawler talks to the API, never to Elasticsearch.
 	c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: apiURL(n)})
 	c.Resources = s.crawlerRes
-	return makeDeployment(n, s, n.crawler, componentCrawler, 1, r, c)
+	return makeDeployment(n, s, n.crawler, componentCrawler, 1, crawlerStrategy(observed), r, c)
 }
 
-func makeDeployment(n names, s settings, name, component string, replicas int32, r rollout, c corev1.Container) *appsv1.Deployment {
+// crawlerStrategy is Recreate. A crawler an earlier hook made RollingUpdate
+// holds the rollingUpdate parameters the server defaulted, with which the
+// server refuses Recreate; and neither of Metacontroller's apply strategies
+// removes a field its answers never held (an explicit null does not either).
+// So it moves in two syncs: first the parameters are answered as they are,
+// which makes them the hook's; then they are left out, so removed, with
+// Recreate.
+func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
+	recreate := appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	if observed == nil {
+		return recreate
+	}
+	current := observed.Spec.Strategy
+	if current.RollingUpdate == nil || lastAppliedHas(observed, "spec", "strategy", "rollingUpdate") {
+		return recreate
+	}
+	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: current.RollingUpdate}
+}
+
+func makeDeployment(n names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		TypeMeta:   typeDeployment,
-		ObjectMeta: meta(name, n.labels(component)),
+		ObjectMeta: objectMeta(name, n.labels(component)),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(replicas),
+			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: n.selector(component)},
-			// Set, not left empty: see the StatefulSet's updateStrategy.
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType},
+			Strategy: strategy,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels: n.labels(component),
-					Annotations: map[string]string{
-						annotationConfigHash: r.configHash,
-						annotationSecretHash: r.secretHash,
-					},
+					Labels:      n.labels(component),
+					Annotations: map[string]string{annotationSecretHash: r.secretHash},
 				},
-				Spec: withConfigVolume(n, s, podSpec(s.scheduling, c)),
+				Spec: withConfigVolume(r.config, podSpec(s.scheduling, c)),
 			},
 		},
 	}
@@ -231,7 +255,7 @@ func elasticURLEnv(n names, s settings) corev1.EnvVar {
 // carries the idents' hash, so an idents change is a new Job. observed, when
 // not nil, is the Job of that name as it exists: a Job's template is
 // immutable, so it is answered as it is.
-func makeUpdateIdentsJob(n names, s settings, identsHash string, observed *batchv1.Job) *batchv1.Job {
+func makeUpdateIdentsJob(n names, s settings, identsHash, config string, observed *batchv1.Job) *batchv1.Job {
 	c := corev1.Container{
 		Name:  "update-idents",
 		Image: s.image,
@@ -243,13 +267,13 @@ func makeUpdateIdentsJob(n names, s settings, identsHash string, observed *batch
 		Resources:    resources("100m", "256Mi", "1Gi"),
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
-	spec := withConfigVolume(n, s, podSpec(s.scheduling, c))
+	spec := withConfigVolume(config, podSpec(s.scheduling, c))
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
 		TypeMeta:   typeJob,
-		ObjectMeta: meta(n.updateIdentsJob(identsHash), n.labels(componentUpdateIdents)),
+		ObjectMeta: objectMeta(n.updateIdentsJob(identsHash), n.labels(componentUpdateIdents)),
 		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr(int32(3)),
+			BackoffLimit: ptr.To(int32(3)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentUpdateIdents)},
 				Spec:       spec,
@@ -263,17 +287,17 @@ func makeUpdateIdentsJob(n names, s settings, identsHash string, observed *batch
 }
 
 // makeIngress routes the public host to the API Service.
-func makeIngress(n names, in *IngressSpec) *networkingv1.Ingress {
+func makeIngress(n names, in *ingressSettings) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{
 		TypeMeta:   typeIngress,
-		ObjectMeta: meta(n.api, n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.api, n.labels(componentAPI)),
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{
 				Host: in.Host,
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 					Paths: []networkingv1.HTTPIngressPath{{
 						Path:     "/",
-						PathType: ptr(networkingv1.PathTypePrefix),
+						PathType: ptr.To(networkingv1.PathTypePrefix),
 						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
 							Name: n.api,
 							Port: networkingv1.ServiceBackendPort{Name: "http"},
@@ -285,9 +309,11 @@ func makeIngress(n names, in *IngressSpec) *networkingv1.Ingress {
 	}
 	ing.Annotations = in.Annotations
 	if in.ClassName != "" {
-		ing.Spec.IngressClassName = ptr(in.ClassName)
+		ing.Spec.IngressClassName = ptr.To(in.ClassName)
 	}
-	if in.TLSSecretName != "" {
+	if in.TLSSecretName != "" || in.edgeTLS {
+		// No secret: the controller's default certificate, as the seed's
+		// edge Route used the router's.
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLSSecretName}}
 	}
 	return ing
@@ -297,7 +323,7 @@ func makeIngress(n names, in *IngressSpec) *networkingv1.Ingress {
 // Security Standard, running as the images' own user, scheduled as asked.
 func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
 	c.SecurityContext = &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr(false),
+		AllowPrivilegeEscalation: ptr.To(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
 	return corev1.PodSpec{
@@ -305,12 +331,12 @@ func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
 		// Monocle and Elasticsearch never call the Kubernetes API: no token
 		// of the namespace's default ServiceAccount in pods that run images
 		// the Monocle's author chose.
-		AutomountServiceAccountToken: ptr(false),
+		AutomountServiceAccountToken: ptr.To(false),
 		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr(true),
-			RunAsUser:      ptr(int64(imageUser)),
-			RunAsGroup:     ptr(int64(imageUser)),
-			FSGroup:        ptr(int64(imageUser)),
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(int64(imageUser)),
+			RunAsGroup:     ptr.To(int64(imageUser)),
+			FSGroup:        ptr.To(int64(imageUser)),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		NodeSelector:     sched.nodeSelector,
@@ -320,13 +346,12 @@ func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
 	}
 }
 
-// withConfigVolume mounts the config: the user's ConfigMap when the spec
-// names one, else the generated N-api.
-func withConfigVolume(n names, s settings, spec corev1.PodSpec) corev1.PodSpec {
+// withConfigVolume mounts the validated config, ConfigMap configMap.
+func withConfigVolume(configMap string, spec corev1.PodSpec) corev1.PodSpec {
 	spec.Volumes = []corev1.Volume{{
 		Name: "config",
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: firstNonEmpty(s.configMap, n.api)},
+			LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
 		}},
 	}}
 	return spec
@@ -358,5 +383,3 @@ func resources(cpu, memory, memoryLimit string) corev1.ResourceRequirements {
 
 func elasticURL(n names) string { return "http://" + n.elastic + ":" + strconv.Itoa(elasticPort) }
 func apiURL(n names) string     { return "http://" + n.api + ":" + strconv.Itoa(apiPort) }
-
-func ptr[T any](v T) *T { return &v }

@@ -5,44 +5,108 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
-	"sigs.k8s.io/yaml"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // defaultConfig is the seed operator's: one workspace, no crawlers.
 const defaultConfig = "workspaces:\n  - name: demo\n    crawlers: []\n"
 
-// identsHash hashes the idents of every workspace in a config.yaml. It names
-// the update-idents Job, so only an idents change (not a comment, a crawler
-// or a reformatting) runs the Job again.
-func identsHash(configYAML string) (string, error) {
-	var config struct {
-		Workspaces []struct {
-			Name   string `json:"name"`
-			Idents any    `json:"idents"`
-		} `json:"workspaces"`
+// configData is the generated N-api ConfigMap's data: the observed data (an
+// admin's edits are the config), with the spec's inline config.yaml, if
+// any, over it, and the default one when there is neither.
+func configData(observed *corev1.ConfigMap, inline string) map[string]string {
+	data := map[string]string{}
+	if observed != nil {
+		maps.Copy(data, observed.Data)
 	}
-	if err := yaml.Unmarshal([]byte(configYAML), &config); err != nil {
-		return "", fmt.Errorf("%s is not valid: %w", configFile, err)
+	if inline != "" {
+		data[configFile] = inline
 	}
-	// Re-encoding the decoded values gives a canonical form (sorted keys).
-	canonical, err := json.Marshal(config.Workspaces)
+	if _, ok := data[configFile]; !ok {
+		data[configFile] = defaultConfig
+	}
+	return data
+}
+
+// validConfig is a config.yaml Monocle accepts, ready to mount.
+type validConfig struct {
+	text   string
+	hash   string // names the mounted ConfigMap
+	idents string // hash of every workspace's idents: names the update-idents Job
+}
+
+// configSource is the config.yaml the user means: the one in their
+// ConfigMap when the spec names one, else the generated N-api's.
+func configSource(n names, s settings, generated map[string]string, rel Related) (string, *fieldError) {
+	if s.configMap == "" {
+		return generated[configFile], nil
+	}
+	cm := byName(rel.ConfigMaps)[s.configMap]
+	if cm == nil {
+		return "", &fieldError{ReasonReferenceNotFound, "configMapRef.name", fmt.Sprintf("names ConfigMap %q, which does not exist: the API and the crawler keep their config", s.configMap)}
+	}
+	text, ok := cm.Data[configFile]
+	if !ok {
+		return "", &fieldError{ReasonConfigInvalid, "configMapRef.name", fmt.Sprintf("names ConfigMap %q, which has no %s: the API and the crawler keep their config", s.configMap, configFile)}
+	}
+	return text, nil
+}
+
+// validateConfig checks a config.yaml exactly as Monocle's loader would at
+// start, with env the environment variables the pods get.
+func validateConfig(n names, s settings, text string, env func(string) bool) (validConfig, *fieldError) {
+	cfg, err := monocleconfig.Parse([]byte(text), env)
 	if err != nil {
-		return "", err
+		field, where := "config", ""
+		switch {
+		case s.configMap != "":
+			field, where = "configMapRef.name", fmt.Sprintf("ConfigMap %q: ", s.configMap)
+		case s.config == "":
+			field, where = "", fmt.Sprintf("ConfigMap %q (generated, edited by hand): ", n.api)
+		}
+		return validConfig{}, &fieldError{ReasonConfigInvalid, field, fmt.Sprintf("%s%s is refused by Monocle: %v; the API and the crawler keep their config", where, configFile, err)}
 	}
-	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:])[:identsHashLength], nil
+	// Only the idents name the Job, so a comment, a crawler or a reformatting
+	// does not run it again. Re-encoding the decoded values gives a
+	// canonical form (sorted keys).
+	type workspaceIdents struct {
+		Name   string `json:"name"`
+		Idents any    `json:"idents"`
+	}
+	idents := make([]workspaceIdents, len(cfg.Workspaces))
+	for i, w := range cfg.Workspaces {
+		idents[i] = workspaceIdents{w.Name, w.Idents}
+	}
+	canonical, err := json.Marshal(idents)
+	if err != nil {
+		return validConfig{}, &fieldError{ReasonConfigInvalid, "config", "idents cannot be encoded: " + err.Error()}
+	}
+	return validConfig{
+		text:   text,
+		hash:   hashOf([]byte(text))[:configHashLength],
+		idents: hashOf(canonical)[:identsHashLength],
+	}, nil
 }
 
 // hashData hashes a string or byte map in key order, for pod template
 // annotations that roll the pods when the map changes.
 func hashData[V ~string | ~[]byte](m map[string]V) string {
 	h := sha256.New()
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		h.Write([]byte(k))
 		h.Write([]byte{0})
 		h.Write([]byte(m[k]))
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func hashOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

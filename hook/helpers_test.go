@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
@@ -258,6 +261,10 @@ func (c *cluster) apply(t testing.TB, answerJSON []byte) (created, updated, dele
 		if err != nil {
 			t.Fatal(err)
 		}
+		if gen, ok := merged["metadata"].(map[string]any)["generation"].(float64); ok && !reflect.DeepEqual(merged["spec"], obs["spec"]) {
+			// The API server counts spec changes.
+			merged["metadata"].(map[string]any)["generation"] = gen + 1
+		}
 		if changed && d["kind"] != "Job" {
 			c.children[typ][name] = merged
 			updated = append(updated, key)
@@ -294,3 +301,49 @@ type (
 	batchJobStatus    = batchv1.JobStatus
 	batchJobCondition = batchv1.JobCondition
 )
+
+// Condition is the condition of type t, or an empty one.
+func (s Status) Condition(t string) metav1.Condition {
+	if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// setSpec replaces a raw parent's spec.
+func setSpec(t testing.TB, parent json.RawMessage, spec string) json.RawMessage {
+	var p map[string]any
+	if err := json.Unmarshal(parent, &p); err != nil {
+		t.Fatal(err)
+	}
+	p["spec"] = json.RawMessage(spec)
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// markReady plays the workload controllers: every workload has rolled out
+// and is ready, every Job is complete.
+func (c *cluster) markReady() {
+	for typ, objs := range c.children {
+		for _, o := range objs {
+			switch typ {
+			case "Deployment.apps/v1", "StatefulSet.apps/v1":
+				replicas := float64(1)
+				if r, ok := o["spec"].(map[string]any)["replicas"].(float64); ok {
+					replicas = r
+				}
+				gen := float64(1)
+				if g, ok := o["metadata"].(map[string]any)["generation"].(float64); ok {
+					gen = g
+				}
+				o["status"] = map[string]any{"observedGeneration": gen, "replicas": replicas,
+					"updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}
+			case "Job.batch/v1":
+				o["status"] = map[string]any{"succeeded": 1, "conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}
+			}
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // MaxBodyBytes bounds a sync request. A real one with seven children is
@@ -89,15 +91,14 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	result = "ok"
 	elapsed := time.Since(start)
 	s.metrics.countChildren(resp.Children)
-	specApplied := resp.Status.Condition(ConditionSpecApplied)
-	if specApplied.Reason == "InvalidSpec" {
+	if resp.Status.Refused() != nil {
 		s.metrics.errors.WithLabelValues("invalid_spec").Inc()
 	}
 	md := req.Parent.Metadata
 	s.log.Info("sync",
 		"namespace", md.Namespace, "name", md.Name, "generation", md.Generation,
-		"children", len(resp.Children), "ready", resp.Status.Condition(ConditionReady).Status,
-		"specApplied", specApplied.Status, "seconds", elapsed.Seconds())
+		"children", len(resp.Children), "ready", conditionStatus(resp.Status, ConditionReady),
+		"specApplied", conditionStatus(resp.Status, ConditionSpecApplied), "seconds", elapsed.Seconds())
 }
 
 func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
@@ -179,4 +180,11 @@ func decodeError(err error) string {
 	default:
 		return "a value does not have its field's format"
 	}
+}
+
+func conditionStatus(s Status, condition string) metav1.ConditionStatus {
+	if c := meta.FindStatusCondition(s.Conditions, condition); c != nil {
+		return c.Status
+	}
+	return metav1.ConditionUnknown
 }

@@ -3,7 +3,6 @@ package hook
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,9 +15,9 @@ import (
 // as observed, less what the server owns. The data of the Secret and the
 // ConfigMap is always the observed data: it holds an admin's edits, which
 // the hook keeps in every answer.
-func lastApplied(obs observed) ([]Child, error) {
+func lastApplied(observed []observedChild) ([]Child, error) {
 	var children []Child
-	for _, c := range obs.all() {
+	for _, c := range observed {
 		child, err := lastAppliedChild(c.obj, c.typ)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.obj.GetName(), err)
@@ -28,41 +27,6 @@ func lastApplied(obs observed) ([]Child, error) {
 	return children, nil
 }
 
-// observedChild is an observed child and its type.
-type observedChild struct {
-	obj metav1.Object
-	typ metav1.TypeMeta
-}
-
-// all lists every observed child, by type then by name.
-func (obs observed) all() (out []observedChild) {
-	for _, g := range []struct {
-		typ  metav1.TypeMeta
-		objs []metav1.Object
-	}{
-		{typeSecret, sorted(obs.secrets)}, {typeConfigMap, sorted(obs.configMaps)},
-		{typeService, sorted(obs.services)}, {typeStatefulSet, sorted(obs.statefulSets)},
-		{typeDeployment, sorted(obs.deployments)}, {typeJob, sorted(obs.jobs)}, {typeIngress, sorted(obs.ingresses)},
-	} {
-		for _, o := range g.objs {
-			out = append(out, observedChild{o, g.typ})
-		}
-	}
-	return out
-}
-
-// sorted lists observed children by name.
-func sorted[T any, P interface {
-	*T
-	metav1.Object
-}](m map[string]P) []metav1.Object {
-	out := make([]metav1.Object, 0, len(m))
-	for _, name := range sortedKeys(m) {
-		out = append(out, m[name])
-	}
-	return out
-}
-
 // serverOwnedMetadata is what the API server writes into metadata.
 var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp",
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
@@ -70,12 +34,8 @@ var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "crea
 func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
 	child := lastAppliedObject(obj)
 	if child == nil {
-		observedJSON, err := json.Marshal(obj)
+		observed, err := asMap(obj)
 		if err != nil {
-			return nil, err
-		}
-		var observed map[string]any
-		if err := json.Unmarshal(observedJSON, &observed); err != nil {
 			return nil, err
 		}
 		// Server-side apply keeps no annotation: what Metacontroller applied
@@ -137,11 +97,32 @@ func lastAppliedObject(obj metav1.Object) map[string]any {
 	return child
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// lastAppliedHas reports whether what Metacontroller last applied of obj,
+// under either apply strategy, sets the field at path.
+func lastAppliedHas(obj metav1.Object, path ...string) bool {
+	applied := lastAppliedObject(obj)
+	if applied == nil {
+		observed, err := asMap(obj)
+		if err != nil {
+			return false
+		}
+		applied, _ = appliedFields(obj, observed)
 	}
-	slices.Sort(keys)
-	return keys
+	var v any = applied
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		if v = m[p]; v == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func asMap(obj metav1.Object) (map[string]any, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
 }

@@ -1,7 +1,7 @@
 package hook
 
 // Every name and label the hook writes is made here, so that two Monocles in
-// one namespace can be shown never to share one (see names_test.go).
+// one namespace never share one (TestTwoInstancesStayApart).
 
 const (
 	// Group, version and kind of the parent, as the CRD in crd/ declares them.
@@ -16,25 +16,31 @@ const (
 	MaxNameLength = 63 - len("-update-idents-") - identsHashLength
 
 	identsHashLength = 10
+	configHashLength = 10
 
 	componentElastic      = "elastic"
 	componentAPI          = "api"
 	componentCrawler      = "crawler"
 	componentUpdateIdents = "update-idents"
 
-	// Annotations on pod templates: a change of either value rolls the pods,
-	// since Monocle 1.11.2 does not reliably reload a mounted ConfigMap and
-	// reads its environment only at start.
-	annotationConfigHash = Group + "/config-hash"
+	// annotationSecretHash on pod templates rolls the pods when a Secret in
+	// their environment changes: Monocle reads its environment only at start.
+	// (A config change rolls them too: the mounted ConfigMap is named by the
+	// config's hash. Monocle 1.11.2 would reload an edited file on its mtime,
+	// but a mounted copy the kubelet edits in place is exactly the path by
+	// which an unvalidated config would reach running pods.)
 	annotationSecretHash = Group + "/secret-hash"
 
 	// lastAppliedAnnotation is where Metacontroller's default (three-way
 	// merge) apply keeps what the hook last answered for a child.
 	lastAppliedAnnotation = "metacontroller.k8s.io/last-applied-configuration"
 
-	configFile  = "config.yaml"
-	configDir   = "/etc/monocle"
-	apiKeyName  = "CRAWLERS_API_KEY"
+	configFile = "config.yaml"
+	configDir  = "/etc/monocle"
+	apiKeyName = "CRAWLERS_API_KEY"
+	// jwkKeyName is the key every API replica signs logins with; without
+	// it each process draws its own (src/Monocle/Main.hs).
+	jwkKeyName  = "MONOCLE_JWK_GEN_KEY"
 	apiPort     = 8080
 	crawlerPort = 9001
 	elasticPort = 9200
@@ -58,6 +64,14 @@ func namesFor(instance string) names {
 		crawler:  instance + "-crawler",
 	}
 }
+
+// mountedConfig is the immutable ConfigMap holding a validated config.yaml,
+// named by its hash: the only config the pods mount.
+func (n names) mountedConfig(configHash string) string {
+	return n.mountedConfigPrefix() + configHash
+}
+
+func (n names) mountedConfigPrefix() string { return n.instance + "-config-" }
 
 func (n names) updateIdentsJob(identsHash string) string {
 	return n.instance + "-update-idents-" + identsHash

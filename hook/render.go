@@ -30,8 +30,8 @@ func Render(monocle []byte, env Env) ([]byte, error) {
 	}
 	// Objects the spec names cannot be looked up here: only a spec the
 	// hook cannot honour at all is an error.
-	if c := resp.Status.Condition(ConditionSpecApplied); c.Reason == "InvalidSpec" {
-		return nil, fmt.Errorf("%s", c.Message)
+	if c := resp.Status.Refused(); c != nil {
+		return nil, fmt.Errorf("%s: %s", c.Reason, c.Message)
 	}
 	// Through JSON, as /sync sends them, then YAML.
 	answer, err := json.Marshal(resp)

@@ -2,11 +2,13 @@ package hook
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,11 +99,20 @@ type settings struct {
 	apiRes      corev1.ResourceRequirements
 	crawler     bool
 	crawlerRes  corev1.ResourceRequirements
-	ingress     *IngressSpec // with route.host folded in; nil: no Ingress
-	config      string       // inline config.yaml; "" when not given
-	configMap   string       // a user-owned ConfigMap to mount instead of N-api
-	secret      string       // a user-owned Secret added to the pods' environment
+	ingress     *ingressSettings // nil: no Ingress
+	config      string           // inline config.yaml; "" when not given
+	configMap   string           // a user-owned ConfigMap to mount instead of N-api
+	secret      string           // a user-owned Secret added to the pods' environment
 	scheduling  scheduling
+	// notes on values applied that are unwise, for SpecApplied's message.
+	notes []string
+}
+
+// ingressSettings is the spec's Ingress with the seed's route.host folded
+// in: the seed always made an edge-TLS Route, so a route.host gets TLS too.
+type ingressSettings struct {
+	IngressSpec
+	edgeTLS bool
 }
 
 type elasticSettings struct {
@@ -145,10 +156,8 @@ func (e *fieldError) Error() string {
 }
 
 func invalid(field, format string, args ...any) *fieldError {
-	return &fieldError{"InvalidSpec", field, fmt.Sprintf(format, args...)}
+	return &fieldError{ReasonInvalidSpec, field, fmt.Sprintf(format, args...)}
 }
-
-var heapPattern = regexp.MustCompile(`^[1-9][0-9]*[mg]$`)
 
 // decodeSpec reads a raw spec; a spec of the wrong shape is a fieldError.
 func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
@@ -178,7 +187,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	es := spec.Elasticsearch
 	s := settings{
 		webappTitle: spec.WebappTitle,
-		image:       firstNonEmpty(spec.Image, DefaultImage),
+		image:       cmp.Or(spec.Image, DefaultImage),
 		apiReplicas: 1,
 		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
 		config:      spec.Config,
@@ -191,8 +200,8 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		elastic: elasticSettings{
 			url:        es.URL,
 			urlSecret:  es.URLSecretRef,
-			image:      firstNonEmpty(es.Image, DefaultElasticImage),
-			class:      firstNonEmpty(es.StorageClassName, spec.StorageClassName),
+			image:      cmp.Or(es.Image, DefaultElasticImage),
+			class:      cmp.Or(es.StorageClassName, spec.StorageClassName),
 			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
 			deleteData: es.DeleteDataOnDelete,
 		},
@@ -216,12 +225,12 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		urlField, urlValue = "monoclePublicURL", spec.MonoclePublicURL
 	}
 	if spec.Ingress != nil || (spec.Route != nil && spec.Route.Host != "") {
-		in := IngressSpec{}
+		in := ingressSettings{}
 		if spec.Ingress != nil {
-			in = *spec.Ingress
+			in.IngressSpec = *spec.Ingress
 		}
 		if in.Host == "" && spec.Route != nil {
-			in.Host = spec.Route.Host // the seed's OpenShift route
+			in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
 		}
 		if in.Host == "" {
 			return settings{}, invalid("ingress.host", "is required for an Ingress")
@@ -229,13 +238,13 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		s.ingress = &in
 		if urlValue == "" {
 			scheme := "http"
-			if in.TLSSecretName != "" {
+			if in.TLSSecretName != "" || in.edgeTLS {
 				scheme = "https"
 			}
 			urlValue = scheme + "://" + in.Host
 		}
 	}
-	s.publicURL = firstNonEmpty(urlValue, DefaultPublicURL)
+	s.publicURL = cmp.Or(urlValue, DefaultPublicURL)
 	if u, err := url.Parse(s.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return settings{}, invalid(urlField, "%q is not an http or https URL", s.publicURL)
 	}
@@ -246,9 +255,11 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	}
 
 	if es.URL != "" {
-		if u, err := url.Parse(es.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// Monocle 1.11 reaches Elasticsearch with http-client's default
+		// manager (src/Monocle/Env.hs): plain HTTP only, no TLS.
+		if u, err := url.Parse(es.URL); err != nil || u.Scheme != "http" || u.Host == "" {
 			// The value may hold credentials: never repeat it.
-			return settings{}, invalid("elasticsearch.url", "is not an http or https URL")
+			return settings{}, invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
 		}
 	}
 	if es.URLSecretRef != nil && (es.URLSecretRef.Name == "" || es.URLSecretRef.Key == "") {
@@ -259,7 +270,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	if size == "" {
 		sizeField, size = "storageSize", spec.StorageSize
 	}
-	q, err := resource.ParseQuantity(firstNonEmpty(size, DefaultStorageSize))
+	q, err := resource.ParseQuantity(cmp.Or(size, DefaultStorageSize))
 	if err != nil {
 		return settings{}, invalid(sizeField, "%q is not a quantity such as 10Gi", size)
 	}
@@ -272,54 +283,84 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		s.elastic.classField = "storageClassName"
 	}
 
-	var ferr2 *fieldError
-	if s.elastic.heap, s.elastic.res, ferr2 = elasticMemory(es.Heap, es.Resources); ferr2 != nil {
-		return settings{}, ferr2
+	var note string
+	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, es.Resources); ferr != nil {
+		return settings{}, ferr
+	}
+	if note != "" {
+		s.notes = append(s.notes, note)
 	}
 	s.apiRes = resourcesOr(spec.API.Resources, resources("100m", "256Mi", "1Gi"))
 	s.crawlerRes = resourcesOr(spec.Crawler.Resources, resources("50m", "128Mi", "512Mi"))
 	return s, nil
 }
 
+// JVM heap bounds: the smallest heap Elasticsearch is run with here, and
+// the largest the JVM still addresses with compressed pointers.
+const (
+	minHeap = 256 << 20
+	maxHeap = 31 << 30
+)
+
+var heapPattern = regexp.MustCompile(`^([0-9]+)([mMgG])$`)
+
 // elasticMemory ties the heap to the container's memory: the heap given,
-// else half the memory limit (Elasticsearch's own advice), else 512m in 1Gi.
-func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev1.ResourceRequirements, *fieldError) {
-	if heap != "" && !heapPattern.MatchString(heap) {
-		return "", corev1.ResourceRequirements{}, invalid("elasticsearch.heap", "%q is not a JVM size such as 512m or 2g", heap)
+// else half the memory (Elasticsearch's own advice, at most 31g), else 512m
+// in 1Gi. A heap the JVM cannot start with, or that does not fit the memory,
+// is refused here: never a -Xmx flag that crash-loops. note says what is
+// applied but unwise.
+func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev1.ResourceRequirements, string, *fieldError) {
+	fail := func(field, format string, args ...any) (string, corev1.ResourceRequirements, string, *fieldError) {
+		return "", corev1.ResourceRequirements{}, "", invalid(field, format, args...)
+	}
+	var heapBytes int64
+	if heap != "" {
+		m := heapPattern.FindStringSubmatch(heap)
+		if m == nil {
+			return fail("elasticsearch.heap", "%q is not a JVM size such as 512m or 2g", heap)
+		}
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		shift := 20
+		if strings.EqualFold(m[2], "g") {
+			shift = 30
+		}
+		switch {
+		case err != nil || n > maxHeap>>shift:
+			return fail("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
+		case n<<shift < minHeap:
+			return fail("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
+		}
+		heapBytes = n << shift
 	}
 	if res == nil {
-		h := firstNonEmpty(heap, defaultHeap)
-		mem := *resource.NewQuantity(2*jvmBytes(h), resource.BinarySI)
-		if mem.Cmp(resource.MustParse("1Gi")) < 0 {
-			mem = resource.MustParse("1Gi")
-		}
+		mem := *resource.NewQuantity(max(2*cmp.Or(heapBytes, 512<<20), 1<<30), resource.BinarySI)
 		r := resources("500m", "1Gi", "1Gi")
 		r.Requests[corev1.ResourceMemory], r.Limits[corev1.ResourceMemory] = mem, mem
-		return h, r, nil
+		return cmp.Or(heap, defaultHeap), r, "", nil
 	}
+	memField := "elasticsearch.resources.limits.memory"
 	mem, ok := res.Limits[corev1.ResourceMemory]
 	if !ok {
+		memField = "elasticsearch.resources.requests.memory"
 		mem, ok = res.Requests[corev1.ResourceMemory]
 	}
-	if heap == "" {
-		if !ok {
-			return defaultHeap, *res, nil
-		}
-		return fmt.Sprintf("%dm", mem.Value()/2>>20), *res, nil
+	if !ok {
+		return cmp.Or(heap, defaultHeap), *res, "", nil
 	}
-	if ok && jvmBytes(heap) >= mem.Value() {
-		return "", corev1.ResourceRequirements{}, invalid("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
+	memBytes, exact := mem.AsInt64()
+	switch {
+	case !exact || memBytes <= 0:
+		return fail(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
+	case heap == "" && memBytes/2 < minHeap:
+		return fail(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
+	case heap == "":
+		return fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20), *res, "", nil
+	case heapBytes >= memBytes:
+		return fail("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
+	case heapBytes > memBytes/2:
+		return heap, *res, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()), nil
 	}
-	return heap, *res, nil
-}
-
-func jvmBytes(heap string) int64 {
-	var n int64
-	fmt.Sscanf(heap[:len(heap)-1], "%d", &n)
-	if strings.HasSuffix(heap, "g") {
-		return n << 30
-	}
-	return n << 20
+	return heap, *res, "", nil
 }
 
 func resourcesOr(r *corev1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {
@@ -327,13 +368,4 @@ func resourcesOr(r *corev1.ResourceRequirements, def corev1.ResourceRequirements
 		return def
 	}
 	return *r
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -23,6 +24,24 @@ const (
 	ConditionIdentsUpdated = "IdentsUpdated"
 )
 
+// Reasons of a SpecApplied=False condition. InvalidSpec holds every child
+// as it was last applied; the others hold only what they concern and apply
+// the rest of the spec (the README has the table).
+const (
+	// ReasonInvalidSpec: the spec does not decode or check.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonConfigInvalid: Monocle would refuse the config at start.
+	ReasonConfigInvalid = "ConfigInvalid"
+	// ReasonReferenceNotFound: a ConfigMap or Secret the spec names is missing.
+	ReasonReferenceNotFound = "ReferenceNotFound"
+	// ReasonInvalidElasticsearchURL: the URL in urlSecretRef is not http://.
+	ReasonInvalidElasticsearchURL = "InvalidElasticsearchURL"
+	// Elasticsearch's volume: to grow by hand, or a change it cannot take.
+	ReasonVolumeExpansionRequired = "VolumeExpansionRequired"
+	ReasonStorageShrinkRefused    = "StorageShrinkRefused"
+	ReasonImmutableField          = "ImmutableField"
+)
+
 const (
 	stateReady      = "Ready"
 	stateInProgress = "In Progress"
@@ -36,16 +55,17 @@ type statusInput struct {
 	retaining  bool // the StatefulSet is kept until its volume is set to Retain
 	storage    *StorageStatus
 	specErrors []*fieldError
+	notes      []string // on values applied but unwise
 	// The update-idents Job of the current idents, if observed, and its name
 	// ("" when the idents are unknown).
-	configError error
+	configError *fieldError
 	job         *batchv1.Job
 	jobName     string
 }
 
 // makeStatus is computed from observed children only; time enters only as
 // a condition's lastTransitionTime, and only when its status changes.
-func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in statusInput) Status {
+func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in statusInput) Status {
 	st := Status{URL: in.url, Storage: in.storage}
 	var waiting []string
 	component := func(name string, ready, enabled bool, off string) string {
@@ -58,10 +78,10 @@ func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in 
 		waiting = append(waiting, name)
 		return stateInProgress
 	}
-	sts, api := obs.statefulSets[n.elastic], obs.deployments[n.api]
+	sts, api := obs.StatefulSets[n.elastic], obs.Deployments[n.api]
 	st.Elastic = component("elastic", statefulSetReady(sts), !in.external, "External")
 	st.API = component("api", deploymentReady(api), true, "")
-	st.Crawler = component("crawler", deploymentReady(obs.deployments[n.crawler]), in.crawler, "Disabled")
+	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.crawler]), in.crawler, "Disabled")
 	if v := (Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (Versions{}) {
 		st.Versions = &v
 	}
@@ -80,6 +100,9 @@ func makeStatus(parent *Parent, n names, obs observed, now func() time.Time, in 
 	if in.retaining {
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
 			Message: "setting Elasticsearch's volume to Retain before its StatefulSet is removed"}
+	}
+	if len(in.notes) > 0 {
+		conds[2].Message += "; note: " + strings.Join(in.notes, "; ")
 	}
 	if len(in.specErrors) > 0 {
 		msgs := make([]string, len(in.specErrors))
@@ -119,26 +142,27 @@ func runningImage(w any) string {
 	return containers[0].Image
 }
 
-// Condition returns the condition of type t, or an empty one.
-func (s Status) Condition(t string) metav1.Condition {
-	for _, c := range s.Conditions {
-		if c.Type == t {
-			return c
-		}
+// Refused is the SpecApplied condition when the spec, or the config the
+// pods would read, is refused (InvalidSpec, ConfigInvalid), else nil:
+// render fails on it, and the invalid_spec error metric counts it.
+func (s Status) Refused() *metav1.Condition {
+	c := meta.FindStatusCondition(s.Conditions, ConditionSpecApplied)
+	if c == nil || (c.Reason != ReasonInvalidSpec && c.Reason != ReasonConfigInvalid) {
+		return nil
 	}
-	return metav1.Condition{}
+	return c
 }
 
 func identsCondition(in statusInput) metav1.Condition {
 	c := metav1.Condition{Type: ConditionIdentsUpdated}
 	switch {
 	case in.configError != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "ConfigInvalid", in.configError.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, in.configError.reason, in.configError.Error()
 	case in.jobName == "":
 		// The spec is invalid: nothing was judged.
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "SpecNotApplied", "the spec is not applied"
 	case in.job == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForElasticsearch", "Job "+in.jobName+" starts once Elasticsearch is ready"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+in.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
 	case jobCondition(in.job, batchv1.JobComplete):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+in.jobName+" completed"
 	case jobCondition(in.job, batchv1.JobFailed):
@@ -158,13 +182,6 @@ func transitionTime(current []metav1.Condition, c metav1.Condition, now func() t
 		}
 	}
 	return metav1.NewTime(now().UTC().Truncate(time.Second))
-}
-
-func state(ready bool) string {
-	if ready {
-		return stateReady
-	}
-	return stateInProgress
 }
 
 // statefulSetReady: the controller has seen the latest spec, and every

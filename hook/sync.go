@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -23,34 +23,12 @@ type Env struct {
 // ErrBadRequest marks a request that is not a sync request at all.
 var ErrBadRequest = errors.New("bad sync request")
 
-// observed holds the observed children by name.
-type observed struct {
-	secrets      map[string]*corev1.Secret
-	configMaps   map[string]*corev1.ConfigMap
-	services     map[string]*corev1.Service
-	statefulSets map[string]*appsv1.StatefulSet
-	deployments  map[string]*appsv1.Deployment
-	jobs         map[string]*batchv1.Job
-	ingresses    map[string]*networkingv1.Ingress
-}
-
-func observe(c Children) observed {
-	return observed{
-		secrets:      byName(c.Secrets),
-		configMaps:   byName(c.ConfigMaps),
-		services:     byName(c.Services),
-		statefulSets: byName(c.StatefulSets),
-		deployments:  byName(c.Deployments),
-		jobs:         byName(c.Jobs),
-		ingresses:    byName(c.Ingresses),
-	}
-}
-
 // Sync computes the desired children and the status of one Monocle. It does
 // no I/O: the same request and Env give the same answer, byte for byte.
 // An error means the request itself is unusable (ErrBadRequest) or the
 // random source failed; a spec the hook cannot honour is not an error but a
-// condition, with every observed child answered as it was last applied.
+// condition, with the children it concerns answered as they were last
+// applied (every child, for an InvalidSpec).
 func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	if req == nil || req.Parent == nil {
 		return nil, fmt.Errorf("%w: no parent", ErrBadRequest)
@@ -68,21 +46,21 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	if errs := validation.IsDNS1035Label(n.instance); len(errs) > 0 || len(n.instance) > MaxNameLength {
 		// The CRD's rule rejects such names; this guards objects made
 		// without it, whose children could not be named.
-		specErr = &fieldError{"InvalidSpec", "", fmt.Sprintf("metadata.name %q must be a DNS-1035 label of at most %d characters", n.instance, MaxNameLength)}
+		specErr = invalid("", "metadata.name %q must be a DNS-1035 label of at most %d characters", n.instance, MaxNameLength)
 	}
 	var resp *SyncResponse
 	if specErr != nil {
-		children, err := lastApplied(obs)
+		children, err := lastApplied(obs.all())
 		if err != nil {
 			return nil, err
 		}
 		resp = &SyncResponse{Children: children}
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusInput{
-			url:        observedPublicURL(obs.deployments[n.api]),
+			url:        observedPublicURL(obs.Deployments[n.api]),
 			specErrors: []*fieldError{specErr},
 			// The spec cannot say: what runs says.
-			crawler:  obs.deployments[n.crawler] != nil,
-			external: obs.statefulSets[n.elastic] == nil && obs.deployments[n.api] != nil,
+			crawler:  obs.Deployments[n.crawler] != nil,
+			external: obs.StatefulSets[n.elastic] == nil && obs.Deployments[n.api] != nil,
 		})
 	} else {
 		var err error
@@ -97,23 +75,24 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	return resp, nil
 }
 
-// desired is the full answer for a valid spec.
-func desired(parent *Parent, n names, s settings, obs observed, rel Related, env Env) (*SyncResponse, error) {
-	secretData, err := secretData(obs.secrets[n.api], env.Rand)
+// desired is the answer for a spec that decodes and checks. A part of it
+// the hook cannot honour (a config Monocle would refuse, a missing object,
+// a volume that must be grown by hand) is a condition, and holds only the
+// children it concerns.
+func desired(parent *Parent, n names, s settings, obs Children, rel Related, env Env) (*SyncResponse, error) {
+	var observedSecret map[string][]byte
+	if sec := obs.Secrets[n.api]; sec != nil {
+		observedSecret = sec.Data
+	}
+	secret, err := secretData(observedSecret, env.Rand)
 	if err != nil {
 		return nil, err
 	}
-	configData := configData(obs.configMaps[n.api], s.config)
-	in := statusInput{url: s.publicURL, external: s.elastic.external(), crawler: s.crawler}
+	generated := configData(obs.ConfigMaps[n.api], s.config)
+	in := statusInput{url: s.publicURL, external: s.elastic.external(), crawler: s.crawler, notes: s.notes}
 
-	// What the pods read: the config they mount, the Secrets in their
-	// environment. A change to any of them rolls the pods.
-	mounted, secrets, refErrs := referenced(s, configData, secretData, rel)
-	in.specErrors = append(in.specErrors, refErrs...)
-	r := rollout{configHash: hashData(mounted), secretHash: hashSecrets(secrets)}
-
-	children := []Child{makeSecret(n, secretData), makeConfigMap(n, configData)}
-	sts := obs.statefulSets[n.elastic]
+	children := []Child{makeSecret(n, secret)}
+	sts := obs.StatefulSets[n.elastic]
 	switch {
 	case !s.elastic.external():
 		children = append(children,
@@ -132,205 +111,127 @@ func desired(parent *Parent, n names, s settings, obs observed, rel Related, env
 		children = append(children, makeElasticStatefulSet(n, s, sts, true))
 		in.retaining = true
 	}
-	children = append(children, makeService(n, n.api, componentAPI, apiPort), makeAPIDeployment(n, s, r))
-	if s.crawler {
-		children = append(children, makeCrawlerDeployment(n, s, r))
-	}
+	children = append(children, makeService(n, n.api, componentAPI, apiPort))
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))
 	}
 
-	hash, configErr := identsHash(mounted[configFile])
-	if _, ok := mounted[configFile]; !ok {
-		configErr = fmt.Errorf("the config has no %s", configFile)
+	// What the Monocle pods read: the Secrets in their environment and the
+	// config they mount. Either refused, and the pods (with their config and
+	// the update-idents Jobs) stay exactly as they are.
+	envData, hashed, missing, hold := podSecrets(s, secret, rel)
+	in.specErrors = append(in.specErrors, missing...)
+	var cfg validConfig
+	if hold == nil {
+		var text string
+		if text, hold = configSource(n, s, generated, rel); hold == nil {
+			cfg, hold = validateConfig(n, s, text, envHas(envData))
+		}
 	}
-	if configErr != nil {
-		// Without idents there is no Job to name: keep the Jobs there are,
-		// as they are, until the config is fixed.
-		in.configError = configErr
-		for _, name := range sortedKeys(obs.jobs) {
-			if strings.HasPrefix(name, n.updateIdentsPrefix()) {
-				children = append(children, makeUpdateIdentsJob(n, s, strings.TrimPrefix(name, n.updateIdentsPrefix()), obs.jobs[name]))
-			}
+	if hold != nil {
+		in.specErrors = append(in.specErrors, hold)
+		in.configError = hold
+		held, err := lastApplied(heldByPods(n, obs))
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		// The Job is first answered once Elasticsearch is ready (an external
-		// one is taken as ready), then for as long as the idents are
-		// unchanged, whatever Elasticsearch does: so it runs once per
-		// idents. A Job for older idents is left out: deleted.
-		job := obs.jobs[n.updateIdentsJob(hash)]
-		if job != nil || s.elastic.external() || statefulSetReady(sts) {
-			children = append(children, makeUpdateIdentsJob(n, s, hash, job))
+		if obs.ConfigMaps[n.api] == nil {
+			// Nothing mounts it: it is the place to edit the config.
+			children = append(children, makeConfigMap(n, generated))
 		}
-		in.job, in.jobName = job, n.updateIdentsJob(hash)
+		children = append(children, held...)
+		return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
 	}
 
-	return &SyncResponse{
-		Children: children,
-		Status:   makeStatus(parent, n, obs, env.Now, in),
-	}, nil
+	mounted := n.mountedConfig(cfg.hash)
+	r := rollout{config: mounted, secretHash: hashSecrets(hashed)}
+	children = append(children,
+		makeConfigMap(n, generated),
+		makeMountedConfigMap(n, cfg),
+		makeAPIDeployment(n, s, r))
+	if s.crawler {
+		children = append(children, makeCrawlerDeployment(n, s, r, obs.Deployments[n.crawler]))
+	}
+	// The Job runs once per idents: first answered once the API runs this
+	// config (the API creates the workspace indices the janitor needs),
+	// then for as long as the idents are unchanged, whatever the API does.
+	// A Job for older idents is left out: deleted.
+	job := obs.Jobs[n.updateIdentsJob(cfg.idents)]
+	if job != nil || apiRuns(obs.Deployments[n.api], mounted) {
+		children = append(children, makeUpdateIdentsJob(n, s, cfg.idents, mounted, job))
+	}
+	in.job, in.jobName = job, n.updateIdentsJob(cfg.idents)
+	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
 }
 
-// referenced gathers what the pods read: the config files they mount (the
-// user's ConfigMap when the spec names one, else the generated one) and the
-// data of every Secret in their environment, in envFrom order. A named
-// object that is not there is reported; the pods wait for it.
-func referenced(s settings, configData map[string]string, secretData map[string][]byte, rel Related) (map[string]string, []map[string][]byte, []*fieldError) {
-	var errs []*fieldError
-	mounted := configData
-	if s.configMap != "" {
-		cm := byName(rel.ConfigMaps)[s.configMap]
-		if cm == nil {
-			errs = append(errs, &fieldError{"ReferenceNotFound", "configMapRef.name", fmt.Sprintf("names ConfigMap %q, which does not exist", s.configMap)})
-			mounted = map[string]string{}
-		} else {
-			mounted = cm.Data
-		}
-	}
-	secrets := []map[string][]byte{secretData}
+// podSecrets gathers the data of the Secrets the Monocle pods read: env,
+// those in their environment whole, in envFrom order; hashed, those and the
+// Elasticsearch URL's key, whose change rolls the pods. A named Secret that
+// is not there is reported (missing, and the pods wait for it, as the
+// kubelet makes them); an https URL holds the pods as they are.
+func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
+	env = []map[string][]byte{generated}
 	relSecrets := byName(rel.Secrets)
 	if s.secret != "" {
 		if sec := relSecrets[s.secret]; sec == nil {
-			errs = append(errs, &fieldError{"ReferenceNotFound", "secretRef.name", fmt.Sprintf("names Secret %q, which does not exist", s.secret)})
+			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %q, which does not exist", s.secret)})
 		} else {
-			secrets = append(secrets, sec.Data)
+			env = append(env, sec.Data)
 		}
 	}
+	hashed = env
 	if ref := s.elastic.urlSecret; ref != nil {
 		sec := relSecrets[ref.Name]
-		if sec == nil || sec.Data[ref.Key] == nil {
-			errs = append(errs, &fieldError{"ReferenceNotFound", "elasticsearch.urlSecretRef", fmt.Sprintf("names key %q of Secret %q, which does not exist", ref.Key, ref.Name)})
-		} else {
-			secrets = append(secrets, map[string][]byte{ref.Key: sec.Data[ref.Key]})
+		switch {
+		case sec == nil || sec.Data[ref.Key] == nil:
+			missing = append(missing, &fieldError{ReasonReferenceNotFound, "elasticsearch.urlSecretRef", fmt.Sprintf("names key %q of Secret %q, which does not exist", ref.Key, ref.Name)})
+		case !strings.HasPrefix(string(sec.Data[ref.Key]), "http://"):
+			// Never quote the value: it may hold credentials.
+			hold = &fieldError{ReasonInvalidElasticsearchURL, "elasticsearch.urlSecretRef", fmt.Sprintf("key %q of Secret %q is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", ref.Key, ref.Name)}
+		default:
+			hashed = append(slices.Clip(env), map[string][]byte{ref.Key: sec.Data[ref.Key]})
 		}
 	}
-	return mounted, secrets, errs
+	return env, hashed, missing, hold
 }
 
-func hashSecrets(secrets []map[string][]byte) string {
-	if len(secrets) == 1 {
-		return hashData(secrets[0])
+// heldByPods lists the observed children that read the config or run the
+// Monocle image: the API and the crawler, their ConfigMaps, and the
+// update-idents Jobs.
+func heldByPods(n names, obs Children) []observedChild {
+	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}, Jobs: map[string]*batchv1.Job{}}
+	for name, cm := range obs.ConfigMaps {
+		if name == n.api || strings.HasPrefix(name, n.mountedConfigPrefix()) {
+			held.ConfigMaps[name] = cm
+		}
 	}
-	combined := map[string]string{}
-	for i, data := range secrets {
-		combined[fmt.Sprint(i)] = hashData(data)
+	for _, name := range []string{n.api, n.crawler} {
+		if d := obs.Deployments[name]; d != nil {
+			held.Deployments[name] = d
+		}
 	}
-	return hashData(combined)
+	for name, job := range obs.Jobs {
+		if strings.HasPrefix(name, n.updateIdentsPrefix()) {
+			held.Jobs[name] = job
+		}
+	}
+	return held.all()
 }
 
-func retained(sts *appsv1.StatefulSet) bool {
-	p := sts.Spec.PersistentVolumeClaimRetentionPolicy
-	return p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+// apiRuns: the API has rolled out the pods that mount config, and one at
+// least is available.
+func apiRuns(d *appsv1.Deployment, config string) bool {
+	return deploymentReady(d) && d.Status.AvailableReplicas > 0 && mountedConfigOf(d) == config
 }
 
-// secretData keeps every observed key (an admin's provider tokens too) and
-// generates the crawlers' API key once, when it is missing.
-func secretData(observed *corev1.Secret, random io.Reader) (map[string][]byte, error) {
-	data := map[string][]byte{}
-	if observed != nil {
-		for k, v := range observed.Data {
-			data[k] = v
+// mountedConfigOf is the ConfigMap a Monocle workload mounts.
+func mountedConfigOf(d *appsv1.Deployment) string {
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "config" && v.ConfigMap != nil {
+			return v.ConfigMap.Name
 		}
 	}
-	if len(data[apiKeyName]) == 0 {
-		key, err := randomKey(random, 32)
-		if err != nil {
-			return nil, fmt.Errorf("generating %s: %w", apiKeyName, err)
-		}
-		data[apiKeyName] = key
-	}
-	return data, nil
-}
-
-// configData keeps the observed config (an admin's edits are the config),
-// with the spec's inline config.yaml, if any, over it, and the default one
-// when there is neither.
-func configData(observed *corev1.ConfigMap, inline string) map[string]string {
-	data := map[string]string{}
-	if observed != nil {
-		for k, v := range observed.Data {
-			data[k] = v
-		}
-	}
-	if inline != "" {
-		data[configFile] = inline
-	}
-	if _, ok := data[configFile]; !ok {
-		data[configFile] = defaultConfig
-	}
-	return data
-}
-
-const keyAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-// randomKey draws n characters from keyAlphabet without modulo bias.
-func randomKey(random io.Reader, n int) ([]byte, error) {
-	key := make([]byte, 0, n)
-	buf := make([]byte, 2*n)
-	for len(key) < n {
-		if _, err := io.ReadFull(random, buf); err != nil {
-			return nil, err
-		}
-		for _, b := range buf {
-			// 248 is the largest multiple of 62 below 256.
-			if b < 248 && len(key) < n {
-				key = append(key, keyAlphabet[int(b)%len(keyAlphabet)])
-			}
-		}
-	}
-	return key, nil
-}
-
-// storageChange judges the size and class asked for Elasticsearch's volume
-// against the volume. The StatefulSet's volumeClaimTemplates are immutable
-// and are never touched: growth is the admin's one command on the claim
-// (the StorageClass must allow expansion), shrinking and a class change are
-// refused.
-func storageChange(namespace string, n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *fieldError {
-	for _, t := range sts.Spec.VolumeClaimTemplates {
-		if t.Name != "data" {
-			continue
-		}
-		if class := deref(t.Spec.StorageClassName); s.elastic.class != "" && class != s.elastic.class {
-			return &fieldError{"ImmutableField", s.elastic.classField, fmt.Sprintf("is %q but Elasticsearch's volume was created with %q, which cannot change: %q is kept", s.elastic.class, class, class)}
-		}
-		if !s.elastic.sizeAsked {
-			return nil
-		}
-		current := t.Spec.Resources.Requests[corev1.ResourceStorage]
-		if claim != nil {
-			current = claim.Spec.Resources.Requests[corev1.ResourceStorage]
-		}
-		want := s.elastic.size
-		switch current.Cmp(want) {
-		case 1:
-			return &fieldError{"StorageShrinkRefused", s.elastic.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", want.String(), n.dataClaim(), current.String(), current.String())}
-		case -1:
-			return &fieldError{"VolumeExpansionRequired", s.elastic.sizeField, fmt.Sprintf(
-				"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: kubectl -n %s patch pvc %s --type merge -p '{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}'",
-				want.String(), n.dataClaim(), current.String(), namespace, n.dataClaim(), want.String())}
-		}
-	}
-	return nil
-}
-
-// storageStatus reports the size asked and the volume's capacity.
-func storageStatus(n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *StorageStatus {
-	st := &StorageStatus{Claim: n.dataClaim(), Requested: s.elastic.size.String()}
-	if !s.elastic.sizeAsked && sts != nil {
-		for _, t := range sts.Spec.VolumeClaimTemplates {
-			if t.Name == "data" {
-				q := t.Spec.Resources.Requests[corev1.ResourceStorage]
-				st.Requested = q.String()
-			}
-		}
-	}
-	if claim != nil {
-		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
-			st.Capacity = c.String()
-		}
-	}
-	return st
+	return ""
 }
 
 // observedPublicURL is the public URL the API runs with.
@@ -346,12 +247,4 @@ func observedPublicURL(d *appsv1.Deployment) string {
 		}
 	}
 	return ""
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

@@ -3,6 +3,8 @@ package hook
 import (
 	"encoding/base64"
 	"encoding/json"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 	"regexp"
 	"slices"
 	"strings"
@@ -211,13 +213,24 @@ func matches(selector, labels map[string]any) bool {
 
 // An edit by an admin changes exactly what it must between two answers.
 func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
-	podHash := func(kind string) []string {
+	n := namesFor("monocle-sample")
+	podHash := []string{
+		"Deployment/monocle-sample-api spec.template.metadata.annotations." + annotationSecretHash,
+		"Deployment/monocle-sample-crawler spec.template.metadata.annotations." + annotationSecretHash,
+	}
+	newMount := func(config string) []string {
 		return []string{
-			"Deployment/monocle-sample-api spec.template.metadata.annotations." + Group + "/" + kind + "-hash",
-			"Deployment/monocle-sample-crawler spec.template.metadata.annotations." + Group + "/" + kind + "-hash",
+			"ConfigMap/monocle-sample-api data.config.yaml",
+			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, defaultConfig).hash) + " (removed)",
+			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, config).hash) + " (added)",
+			"Deployment/monocle-sample-api spec.template.spec.volumes",
+			"Deployment/monocle-sample-crawler spec.template.spec.volumes",
 		}
 	}
-	const identsConfig = "workspaces:\n  - name: demo\n    crawlers: []\n    idents:\n      - ident: Jane\n        aliases: [\"github.com/jane\"]\n"
+	const (
+		commented    = "workspaces:\n  - name: demo\n    crawlers: []\n# a comment\n"
+		identsConfig = "workspaces:\n  - name: demo\n    crawlers: []\n    idents:\n      - ident: Jane\n        aliases: [\"github.com/jane\"]\n"
+	)
 	tests := map[string]struct {
 		edit func(req *SyncRequest)
 		want []string
@@ -226,42 +239,30 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 			edit: func(req *SyncRequest) {
 				req.Children.Secrets["monocle-sample-api"].Data["GITHUB_TOKEN"] = []byte("ghp_new")
 			},
-			want: append([]string{"Secret/monocle-sample-api data.GITHUB_TOKEN"}, podHash("secret")...),
+			want: append([]string{"Secret/monocle-sample-api data.GITHUB_TOKEN"}, podHash...),
 		},
-		"config crawler added, idents unchanged": {
-			edit: func(req *SyncRequest) {
-				req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = "workspaces:\n  - name: demo\n    crawlers: []\n# a comment\n"
-			},
-			want: append([]string{"ConfigMap/monocle-sample-api data.config.yaml"}, podHash("config")...),
+		"config comment added, idents unchanged": {
+			edit: func(req *SyncRequest) { req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = commented },
+			want: newMount(commented),
 		},
+		// The new Job waits for the API to run the new config.
 		"idents edited": {
 			edit: func(req *SyncRequest) { req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = identsConfig },
-			want: append([]string{
-				"ConfigMap/monocle-sample-api data.config.yaml",
-				"Job/monocle-sample-update-idents-0123456789 (removed)",
-				"Job/monocle-sample-update-idents-" + mustIdentsHash(t, identsConfig) + " (added)",
-				"status IdentsUpdated",
-			}, podHash("config")...),
+			want: append(newMount(identsConfig),
+				"Job/"+n.updateIdentsJob(mustIdentsHash(t, defaultConfig))+" (removed)",
+				"status IdentsUpdated"),
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			// A steady state first: every component ready, the Job done.
-			c := newCluster(t, readFixture(t, "sync-v1-all-ready-job-complete"))
-			req := c.request(t)
-			job := req.Children.Jobs["monocle-sample-update-idents-0123456789"]
-			// Name the recorded Job after the recorded config's idents, as
-			// this hook would have.
-			hash := mustIdentsHash(t, req.Children.ConfigMaps["monocle-sample-api"].Data[configFile])
-			job.Name = "monocle-sample-update-idents-" + hash
-			req.Children.Jobs = map[string]*batchJob{job.Name: job}
+			req := steady(t, baseSpec)
+			if got := req.Children.ConfigMaps["monocle-sample-api"].Data[configFile]; got != defaultConfig {
+				t.Fatalf("steady config %q", got)
+			}
 			before := decodeAnswer(t, syncJSON(t, req))
 			tc.edit(req)
 			after := decodeAnswer(t, syncJSON(t, req))
 			got := diffAnswers(before, after)
-			for i, w := range tc.want {
-				tc.want[i] = strings.ReplaceAll(w, "0123456789", hash)
-			}
 			slices.Sort(got)
 			slices.Sort(tc.want)
 			if !slices.Equal(got, tc.want) {
@@ -272,11 +273,16 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 }
 
 func mustIdentsHash(t *testing.T, config string) string {
-	h, err := identsHash(config)
+	return mustValidConfig(t, config).idents
+}
+
+func mustValidConfig(t *testing.T, config string) validConfig {
+	t.Helper()
+	cfg, err := validateConfig(namesFor("monocle-sample"), settings{config: config}, config, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	return cfg
 }
 
 // diffAnswers lists the leaf paths that differ between two answers, by
@@ -347,27 +353,39 @@ func diffPaths(prefix string, a, b any) []string {
 // the idents do, whatever Elasticsearch does; a failed Job is reported and
 // left alone.
 func TestUpdateIdentsJob(t *testing.T) {
-	ready := fixture(t, "sync-v1-all-ready-job-complete")
-	hash := mustIdentsHash(t, ready.Children.ConfigMaps["monocle-sample-api"].Data[configFile])
-	jobName := "monocle-sample-update-idents-" + hash
-	recorded := ready.Children.Jobs["monocle-sample-update-idents-0123456789"]
+	n := namesFor("monocle-sample")
+	cfg := mustValidConfig(t, defaultConfig)
+	jobName := n.updateIdentsJob(cfg.idents)
+	recorded := *steady(t, baseSpec).Children.Jobs[jobName]
 
 	tests := map[string]struct {
-		elasticReady bool
-		job          func() *batchJob
-		wantJob      bool
-		wantReason   string
+		api        func(d *appsv1.Deployment)
+		job        func() *batchJob
+		wantJob    bool
+		wantReason string
 	}{
-		"elasticsearch not ready, no job":  {elasticReady: false, wantJob: false, wantReason: "WaitingForElasticsearch"},
-		"elasticsearch ready, no job yet":  {elasticReady: true, wantJob: true, wantReason: "WaitingForElasticsearch"},
-		"job complete":                     {elasticReady: true, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
-		"job complete, elasticsearch down": {elasticReady: false, job: func() *batchJob { return recorded.DeepCopy() }, wantJob: true, wantReason: "JobComplete"},
-		"job running": {elasticReady: true, wantJob: true, wantReason: "JobRunning", job: func() *batchJob {
+		"api runs this config, no job yet": {wantJob: true, wantReason: "WaitingForAPI"},
+		"api not available, no job": {wantReason: "WaitingForAPI",
+			api: func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 0 }},
+		"api rolling out, no job": {wantReason: "WaitingForAPI",
+			api: func(d *appsv1.Deployment) { d.Generation++ }},
+		"api scaled to zero, no job": {wantReason: "WaitingForAPI", api: func(d *appsv1.Deployment) {
+			d.Spec.Replicas = ptr.To(int32(0))
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
+		}},
+		"api runs another config, no job": {wantReason: "WaitingForAPI",
+			api: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Volumes[0].ConfigMap.Name = n.mountedConfig("0123456789")
+			}},
+		"job complete": {wantJob: true, wantReason: "JobComplete", job: func() *batchJob { return recorded.DeepCopy() }},
+		"job complete, api down": {wantJob: true, wantReason: "JobComplete", job: func() *batchJob { return recorded.DeepCopy() },
+			api: func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 0 }},
+		"job running": {wantJob: true, wantReason: "JobRunning", job: func() *batchJob {
 			j := recorded.DeepCopy()
 			j.Status = batchJobStatus{Active: 1}
 			return j
 		}},
-		"job failed": {elasticReady: true, wantJob: true, wantReason: "JobFailed", job: func() *batchJob {
+		"job failed": {wantJob: true, wantReason: "JobFailed", job: func() *batchJob {
 			j := recorded.DeepCopy()
 			j.Status = batchJobStatus{Failed: 4, Conditions: []batchJobCondition{{Type: "Failed", Status: "True"}}}
 			return j
@@ -375,20 +393,22 @@ func TestUpdateIdentsJob(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			req := fixture(t, "sync-v1-all-ready-job-complete")
+			req := steady(t, baseSpec)
 			req.Children.Jobs = map[string]*batchJob{}
 			if tc.job != nil {
-				j := tc.job()
-				j.Name = jobName
-				req.Children.Jobs[jobName] = j
+				req.Children.Jobs[jobName] = tc.job()
 			}
-			if !tc.elasticReady {
-				req.Children.StatefulSets["monocle-sample-elastic"].Status.ReadyReplicas = 0
+			if tc.api != nil {
+				tc.api(req.Children.Deployments["monocle-sample-api"])
 			}
 			a := decodeAnswer(t, syncJSON(t, req))
 			job := a.child("Job", jobName)
 			if (job != nil) != tc.wantJob {
 				t.Fatalf("job answered: %v, want %v", job != nil, tc.wantJob)
+			}
+			if tc.job == nil {
+				// Only an observed Job is judged; a new one waits a sync.
+				tc.wantReason = "WaitingForAPI"
 			}
 			if c := a.Status.Condition(ConditionIdentsUpdated); c.Reason != tc.wantReason {
 				t.Errorf("IdentsUpdated reason %q, want %q", c.Reason, tc.wantReason)
@@ -403,6 +423,9 @@ func TestUpdateIdentsJob(t *testing.T) {
 			}
 			if job != nil && tc.job == nil {
 				checkRestricted(t, job["spec"].(map[string]any)["template"].(map[string]any))
+				if vol := nestedString(job["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"].([]any)[0].(map[string]any), "configMap", "name"); vol != n.mountedConfig(cfg.hash) {
+					t.Errorf("the Job mounts %q", vol)
+				}
 			}
 		})
 	}
@@ -442,7 +465,7 @@ func checkRestricted(t *testing.T, template map[string]any) {
 }
 
 func TestEveryPodTemplateIsRestricted(t *testing.T) {
-	a := decodeAnswer(t, syncJSON(t, fixture(t, "sync-v1-all-ready-job-complete")))
+	a := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
 	n := 0
 	for _, c := range a.Children {
 		spec, _ := c["spec"].(map[string]any)

@@ -33,8 +33,7 @@ type Parent struct {
 }
 
 // Children are the observed children by type. Hook version v1 keys each map
-// by name and v2 by namespace/name; the hook only iterates the values (see
-// byName), so both work.
+// by name and v2 by namespace/name; observe re-keys them by name.
 type Children struct {
 	Secrets      map[string]*corev1.Secret        `json:"Secret.v1"`
 	ConfigMaps   map[string]*corev1.ConfigMap     `json:"ConfigMap.v1"`
@@ -109,20 +108,4 @@ type StorageStatus struct {
 	Claim     string `json:"claim"`
 	Requested string `json:"requested,omitempty"`
 	Capacity  string `json:"capacity,omitempty"`
-}
-
-// byName re-keys an observed child map by object name, whatever the hook
-// version keyed it by.
-// A null entry, or one without a name, is skipped: it cannot be a child.
-func byName[T any, P interface {
-	*T
-	metav1.Object
-}](m map[string]P) map[string]P {
-	out := make(map[string]P, len(m))
-	for _, o := range m {
-		if o != nil && o.GetName() != "" {
-			out[o.GetName()] = o
-		}
-	}
-	return out
 }

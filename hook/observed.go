@@ -1,0 +1,74 @@
+package hook
+
+import (
+	"maps"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// observe re-keys the observed children by object name, whatever the hook
+// version keyed them by (v1: name, v2: namespace/name). Every lookup of an
+// observed child goes through its result.
+func observe(c Children) Children {
+	return Children{
+		Secrets:      byName(c.Secrets),
+		ConfigMaps:   byName(c.ConfigMaps),
+		Services:     byName(c.Services),
+		StatefulSets: byName(c.StatefulSets),
+		Deployments:  byName(c.Deployments),
+		Jobs:         byName(c.Jobs),
+		Ingresses:    byName(c.Ingresses),
+	}
+}
+
+// byName re-keys an observed child map by object name. A null entry, or one
+// without a name, is skipped: it cannot be a child.
+func byName[T any, P interface {
+	*T
+	metav1.Object
+}](m map[string]P) map[string]P {
+	out := make(map[string]P, len(m))
+	for _, o := range m {
+		if o != nil && o.GetName() != "" {
+			out[o.GetName()] = o
+		}
+	}
+	return out
+}
+
+// observedChild is an observed child and its type.
+type observedChild struct {
+	obj metav1.Object
+	typ metav1.TypeMeta
+}
+
+// all lists every child of c (keyed by name), by type then by name.
+func (c Children) all() []observedChild {
+	var out []observedChild
+	add := func(typ metav1.TypeMeta, objs []metav1.Object) {
+		for _, o := range objs {
+			out = append(out, observedChild{o, typ})
+		}
+	}
+	add(typeSecret, sortedObjects(c.Secrets))
+	add(typeConfigMap, sortedObjects(c.ConfigMaps))
+	add(typeService, sortedObjects(c.Services))
+	add(typeStatefulSet, sortedObjects(c.StatefulSets))
+	add(typeDeployment, sortedObjects(c.Deployments))
+	add(typeJob, sortedObjects(c.Jobs))
+	add(typeIngress, sortedObjects(c.Ingresses))
+	return out
+}
+
+// sortedObjects lists the objects of a map keyed by name, by name.
+func sortedObjects[T any, P interface {
+	*T
+	metav1.Object
+}](m map[string]P) []metav1.Object {
+	out := make([]metav1.Object, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[name])
+	}
+	return out
+}

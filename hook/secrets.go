@@ -1,0 +1,83 @@
+package hook
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+)
+
+// secretData keeps every observed key of the generated Secret (an admin's
+// provider tokens and own keys too) and generates, once, the keys Monocle
+// needs that are missing: the crawlers' API key, and the key every API
+// replica signs logins with (Monocle wants 64 characters or more).
+func secretData(observed map[string][]byte, random io.Reader) (map[string][]byte, error) {
+	data := maps.Clone(observed)
+	if data == nil {
+		data = map[string][]byte{}
+	}
+	for _, k := range []struct {
+		name   string
+		length int
+	}{{apiKeyName, 32}, {jwkKeyName, 64}} {
+		if len(data[k.name]) > 0 {
+			continue
+		}
+		key, err := randomKey(random, k.length)
+		if err != nil {
+			return nil, fmt.Errorf("generating %s: %w", k.name, err)
+		}
+		data[k.name] = key
+	}
+	return data, nil
+}
+
+const keyAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// randomKey draws n characters from keyAlphabet without modulo bias.
+func randomKey(random io.Reader, n int) ([]byte, error) {
+	key := make([]byte, 0, n)
+	buf := make([]byte, 2*n)
+	for len(key) < n {
+		if _, err := io.ReadFull(random, buf); err != nil {
+			return nil, err
+		}
+		for _, b := range buf {
+			// 248 is the largest multiple of 62 below 256.
+			if b < 248 && len(key) < n {
+				key = append(key, keyAlphabet[int(b)%len(keyAlphabet)])
+			}
+		}
+	}
+	return key, nil
+}
+
+// hashSecrets hashes the data of every Secret in the pods' environment.
+func hashSecrets(secrets []map[string][]byte) string {
+	if len(secrets) == 1 {
+		return hashData(secrets[0])
+	}
+	combined := map[string]string{}
+	for i, data := range secrets {
+		combined[strconv.Itoa(i)] = hashData(data)
+	}
+	return hashData(combined)
+}
+
+// envHas reports whether a variable is in the environment of the Monocle
+// pods: the keys of the Secrets they get whole, and the variables the hook
+// sets on both the API and the crawler.
+func envHas(secrets []map[string][]byte) func(string) bool {
+	return func(name string) bool {
+		switch name {
+		case "MONOCLE_CONFIG", "MONOCLE_PUBLIC_URL":
+			return true
+		}
+		for _, data := range secrets {
+			if _, ok := data[name]; ok {
+				return true
+			}
+		}
+		return false
+	}
+}

@@ -491,11 +491,11 @@ func (p pathStack) String() string {
 }
 
 func (p pathStack) errorf(format string, args ...any) error {
-	return &Error{Problems: []Problem{{Path: p.String(), Message: fmt.Sprintf(format, args...)}}}
+	return single(p.String(), fmt.Sprintf(format, args...))
 }
 
 func isPlainKey(k string) bool {
-	if k == "" || len(k) > 64 {
+	if k == "" || len(k) > 64 || isDecimal(k[0]) || k[0] == '-' {
 		return false
 	}
 	for i := range len(k) {

@@ -33,8 +33,14 @@ func (c *checker) envSet(name string) bool {
 	return c.env(name)
 }
 
-func (c *checker) check(cfg *recordValue) *Config {
+// check runs on a decoded config, or on what decoded of one that did not:
+// a value that failed to decode is nil, and skipped.
+func (c *checker) check(value any) *Config {
 	out := &Config{}
+	cfg, ok := value.(*recordValue)
+	if !ok {
+		return out
+	}
 	if auth := cfg.record("auth"); auth != nil {
 		c.path.pushKey("auth")
 		c.checkAuth(auth)
@@ -42,9 +48,11 @@ func (c *checker) check(cfg *recordValue) *Config {
 	}
 	c.path.pushKey("workspaces")
 	for i, w := range cfg.list("workspaces") {
-		c.path.pushIndex(i)
-		out.Workspaces = append(out.Workspaces, c.checkWorkspace(w.(*recordValue)))
-		c.path.pop()
+		if w, ok := w.(*recordValue); ok {
+			c.path.pushIndex(i)
+			out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
+			c.path.pop()
+		}
 	}
 	c.path.pop()
 	out.Warnings = c.warnings
@@ -52,12 +60,12 @@ func (c *checker) check(cfg *recordValue) *Config {
 }
 
 func (c *checker) checkWorkspace(w *recordValue) Workspace {
-	name := w.text("name")
+	name, named := w.get("name").(string)
 	c.path.pushKey("name")
 	// src/Monocle/Config.hs: FromDhall IndexName runs mkIndexName.
-	if p := indexNameProblem(name); p != "" {
+	if p := indexNameProblem(name); named && p != "" {
 		c.problem("%s is not a valid index name: %s", quoteName(name), p)
-	} else if p := elasticIndexProblem(name); p != "" {
+	} else if p := elasticIndexProblem(name); named && p != "" {
 		c.problem("%s %s", quoteName(name), p)
 	}
 	c.path.pop()
@@ -80,17 +88,27 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 
 	c.path.pushKey("crawlers")
 	for i, cr := range w.list("crawlers") {
-		c.path.pushIndex(i)
-		c.checkCrawler(cr.(*recordValue))
-		c.path.pop()
+		if cr, ok := cr.(*recordValue); ok {
+			c.path.pushIndex(i)
+			c.checkCrawler(cr)
+			c.path.pop()
+		}
 	}
 	c.path.pop()
 
 	c.path.pushKey("search_aliases")
 	for i, a := range w.list("search_aliases") {
+		a, ok := a.(*recordValue)
+		if !ok {
+			continue
+		}
+		expr, ok := a.get("alias").(string)
+		if !ok {
+			continue
+		}
 		c.path.pushIndex(i)
 		c.path.pushKey("alias")
-		if err := validateSearchAlias(a.(*recordValue).text("alias")); err != nil {
+		if err := validateSearchAlias(expr); err != nil {
 			c.problem("%s", err.Error())
 		}
 		c.path.pop()
@@ -109,7 +127,10 @@ func identsValue(v any) any {
 	}
 	out := make([]any, len(list))
 	for i, elem := range list {
-		ident := elem.(*recordValue)
+		ident, ok := elem.(*recordValue)
+		if !ok {
+			continue // the config is refused: the value is not used
+		}
 		m := map[string]any{"ident": ident.text("ident"), "aliases": ident.list("aliases")}
 		if groups, ok := ident.get("groups").([]any); ok {
 			m["groups"] = groups
@@ -120,14 +141,17 @@ func identsValue(v any) any {
 }
 
 func (c *checker) checkCrawler(cr *recordValue) {
-	provider := cr.get("provider").(*unionValue)
+	provider, ok := cr.get("provider").(*unionValue)
+	if !ok {
+		return
+	}
 	p := provider.payload
 
 	// src/Monocle/Backend/Index.hs: at start the API initializes each
 	// crawler's entities (I.ensureIndex, initCrawlerMetadata) and, for a new
 	// one, reads update_since with parseDateValue: "Invalid date format" is
 	// fatal. Crawlers without entities never read it (getCrawlerEntities).
-	if hasEntities(provider) && !monocleParsesDate(cr.text("update_since")) {
+	if since, ok := cr.get("update_since").(string); ok && hasEntities(provider) && !monocleParsesDate(since) {
 		c.path.pushKey("update_since")
 		c.problem(`is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
 		c.path.pop()
@@ -188,7 +212,10 @@ func hasEntities(provider *unionValue) bool {
 }
 
 func (c *checker) checkAuth(auth *recordValue) {
-	provider := auth.get("auth_provider").(*unionValue)
+	provider, ok := auth.get("auth_provider").(*unionValue)
+	if !ok {
+		return
+	}
 	c.path.pushKey("auth_provider")
 	defer c.path.pop()
 	switch provider.alt {

@@ -148,12 +148,11 @@ func ParseWithLimits(data []byte, env func(name string) bool, limits Limits) (*C
 
 	s := &sink{}
 	d := &decoder{sink: s}
-	value, ok := d.decode(configType, root)
-	if !ok {
-		return nil, &Error{Problems: s.problems, Total: s.problemCount}
-	}
+	value, _ := d.decode(configType, root)
+	// The rest of Monocle's rules run on what decoded, so that one answer
+	// lists the problems of both kinds.
 	c := &checker{sink: s, env: env}
-	cfg := c.check(value.(*recordValue))
+	cfg := c.check(value)
 	if s.problemCount > 0 {
 		return nil, &Error{Problems: s.problems, Total: s.problemCount}
 	}

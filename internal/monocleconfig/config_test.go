@@ -156,6 +156,13 @@ func TestParse(t *testing.T) {
 				{"workspaces[1].crawlers[0].update_since", "required"},
 			},
 		},
+		"problems of the schema and of the names are reported together": {
+			yaml: "workspaces:\n  - name: Demo\n    crawlers:\n      - name: c\n        provider: {github_organization: x}\n",
+			problems: []want{
+				{"workspaces[0].crawlers[0].update_since", "required"},
+				{"workspaces[0].name", "is not a valid index name"},
+			},
+		},
 
 		// mkIndexName, src/Monocle/Config.hs
 		"workspace name Demo": {

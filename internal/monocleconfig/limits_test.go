@@ -150,7 +150,7 @@ func TestBombsAreRefusedCheaply(t *testing.T) {
 // ParseWithLimits and raised limits, to see what the parse of them costs.
 func BenchmarkParse(b *testing.B) {
 	oneMiB := Limits{MaxBytes: 1 << 20, MaxNodes: 1 << 20, MaxExpandedBytes: 4 << 20, MaxDepth: 1000}
-	comments := []byte(seedDefaultConfig + "x:\n" + strings.Repeat("- #\n", (MaxBytes-40)/4))
+	comments := []byte(seedDefaultConfig + "x:\n" + strings.Repeat("- #\n", (MaxBytes-100)/4))
 	cases := []struct {
 		name   string
 		data   []byte

@@ -61,11 +61,14 @@ type sink struct {
 	problemCount int
 	ignored      []string
 	ignoredCount int
+	// quiet counts problems without writing them: trying an alternative of
+	// a union only needs to know whether it fits.
+	quiet bool
 }
 
 func (s *sink) problem(path, format string, args ...any) {
 	s.problemCount++
-	if len(s.problems) < maxProblems {
+	if !s.quiet && len(s.problems) < maxProblems {
 		s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
 }
@@ -83,6 +86,10 @@ type decoder struct {
 }
 
 func (d *decoder) problem(format string, args ...any) {
+	if d.sink.quiet {
+		d.sink.problemCount++
+		return
+	}
 	d.sink.problem(d.path.String(), format, args...)
 }
 
@@ -187,7 +194,7 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 		d.path.pop()
 	}
 	for _, k := range o.keys {
-		if !hasField(t, k) {
+		if !d.sink.quiet && !hasField(t, k) {
 			d.path.pushKey(k)
 			d.sink.ignore(d.path.String())
 			d.path.pop()
@@ -215,8 +222,6 @@ func hasField(t *record, name string) bool {
 func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 	type attempt struct {
 		alt    alternative
-		sink   *sink
-		value  *recordValue
 		shared int // keys of the map that are fields of the alternative
 	}
 	o, isObject := objectOf(n)
@@ -232,17 +237,13 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		if !isObject {
 			continue
 		}
-		trial := &decoder{path: d.path, sink: &sink{}}
-		v, ok := trial.decodeRecord(alt.typ, o)
-		if ok {
-			// Keep what the chosen alternative ignores.
-			for _, p := range trial.sink.ignored {
-				d.sink.ignore(p)
-			}
-			d.sink.ignoredCount += trial.sink.ignoredCount - len(trial.sink.ignored)
+		trial := &decoder{path: d.path, sink: &sink{quiet: true}}
+		if _, ok := trial.decodeRecord(alt.typ, o); ok {
+			// Read it again, to note the keys it ignores.
+			v, _ := d.decodeRecord(alt.typ, o)
 			return &unionValue{alt: alt.name, payload: v.(*recordValue)}, true
 		}
-		a := attempt{alt: alt, sink: trial.sink}
+		a := attempt{alt: alt}
 		for _, k := range o.keys {
 			if hasField(alt.typ, k) {
 				a.shared++
@@ -267,9 +268,11 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		return nil, false
 	}
 	a := attempts[best]
+	explain := &decoder{path: d.path, sink: &sink{}}
+	explain.decodeRecord(a.alt.typ, o)
 	prefix := d.path.String()
 	var details []string
-	for i, p := range a.sink.problems {
+	for i, p := range explain.sink.problems {
 		if i == 3 {
 			details = append(details, "...")
 			break

@@ -93,9 +93,9 @@ func TestLimits(t *testing.T) {
 			problem: "exceeded max depth of 10000",
 		},
 		"more nodes than MaxNodes": {
-			data:    tinyNodes(MaxBytes),
-			limits:  DefaultLimits,
-			problem: "the YAML expands to more than 131072 nodes",
+			data:    tinyNodes(4096),
+			limits:  Limits{MaxBytes: MaxBytes, MaxNodes: 1000, MaxExpandedBytes: MaxBytes, MaxDepth: 10},
+			problem: "the YAML expands to more than 1000 nodes",
 		},
 		"a realistic config of MaxBytes": {
 			data:   flatConfig(MaxBytes),
@@ -142,6 +142,36 @@ func TestBombsAreRefusedCheaply(t *testing.T) {
 		if n > 2<<20 {
 			t.Errorf("%s: %d bytes allocated", name, n)
 		}
+	}
+}
+
+// ParseCost holds on the costliest shapes found, and on realistic configs
+// (64 KiB of each: the cost per byte does not depend on the size).
+func TestParseCost(t *testing.T) {
+	const size = 64 << 10
+	fill := func(head, unit string) []byte {
+		return []byte(seedDefaultConfig + head + strings.Repeat(unit, size/len(unit)))
+	}
+	tests := map[string][]byte{
+		"seed default":                   []byte(seedDefaultConfig),
+		"realistic":                      flatConfig(size),
+		"null keys with comments":        fill("x:\n", "? #\n"),
+		"empty entries with comments":    fill("x:\n", "- #\n"),
+		"comments between empty entries": fill("x:\n", "#\n-\n"),
+		"empty values with comments":     fill("x:\n", " a: #\n"),
+		"a flow map of empty values":     tinyNodes(size),
+		"nested flow lists":              fill("x:\n", "- "+strings.Repeat("[", 100)+strings.Repeat("]", 100)+"\n"),
+		"alias bomb":                     aliasBomb(),
+		"deep":                           nested(10000),
+	}
+	for name, data := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := allocated(func() { _, _ = Parse(data, allTokens) })
+			t.Logf("%d bytes: %d allocated, %.0f per byte", len(data), n, float64(n)/float64(len(data)))
+			if int64(n) > ParseCost(len(data)) {
+				t.Errorf("%d bytes allocated, ParseCost says %d", n, ParseCost(len(data)))
+			}
+		})
 	}
 }
 

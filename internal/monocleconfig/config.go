@@ -16,9 +16,17 @@
 // Reading is bounded for any input: the size is checked before parsing, and
 // what the YAML expands to (aliases counted as their targets, never
 // expanded) before anything walks it.
+//
+// Where it cannot be equal, on purpose or not: the limits refuse configs
+// Monocle would read; go.yaml.in/yaml/v3 is not HsYAML, so exotic YAML may
+// parse in one and not the other (yaml.v3 refuses %YAML 1.3 and nesting over
+// 10000 levels, and drops the "!" tag that makes a plain scalar a string);
+// update_since is checked for every crawler with entities, though Monocle
+// reads it only for those it has not crawled yet.
 package monocleconfig
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -41,10 +49,10 @@ type Limits struct {
 // TODO(lead): set to the size Metacontroller can apply, once measured.
 const MaxBytes = 256 << 10
 
-// DefaultLimits are the limits Parse applies. A config within MaxBytes
-// without aliases is within the other limits unless it is made of tiny nodes
-// (about 128 Ki nodes: a flow list of one-letter items fills 256 KiB with
-// them); a real config of that size has far fewer.
+// DefaultLimits are the limits Parse applies. A config of MaxBytes without
+// aliases is within them unless made of tiny nodes: a flow list of one-letter
+// items (a node per 2 bytes) fits, a flow map of keys without values (a node
+// per byte) does not. A real config has a node per 8 bytes or more.
 var DefaultLimits = Limits{
 	MaxBytes:         MaxBytes,
 	MaxNodes:         1 << 17,
@@ -93,11 +101,9 @@ type Problem struct {
 	Message string
 }
 
+// String is "path: message", the whole document being config.yaml.
 func (p Problem) String() string {
-	if p.Path == "" {
-		return p.Message
-	}
-	return p.Path + ": " + p.Message
+	return cmp.Or(p.Path, "config.yaml") + ": " + p.Message
 }
 
 const (

@@ -68,7 +68,7 @@ type sink struct {
 
 func (s *sink) problem(path, format string, args ...any) {
 	s.problemCount++
-	if !s.quiet && len(s.problems) < maxProblems {
+	if len(s.problems) < maxProblems {
 		s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
 }
@@ -135,7 +135,7 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 			d.problem("must be true or false, not %s%s", k, hint)
 			return nil, false
 		}
-		return true, true
+		return true, true // Some; the value itself is not used
 	case listType:
 		n := deref(n)
 		if n.Kind != yaml.SequenceNode {

@@ -1,0 +1,240 @@
+package monocleconfig
+
+import (
+	"fmt"
+	"strings"
+)
+
+// checker applies what Monocle does with the decoded config: extraction
+// (mkIndexName), loadConfig's environment lookup, and the API's start-up.
+type checker struct {
+	sink     *sink
+	env      func(string) bool
+	path     pathStack
+	warnings []Problem
+}
+
+func (c *checker) problem(format string, args ...any) {
+	c.sink.problem(c.path.String(), format, args...)
+}
+
+func (c *checker) warn(format string, args ...any) {
+	if len(c.warnings) < maxIgnored {
+		c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// envSet is the env callback on a name as getenv sees it: GHC passes the
+// name as a C string, so it ends at a NUL.
+func (c *checker) envSet(name string) bool {
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return c.env(name)
+}
+
+// check runs on a decoded config, or on what decoded of one that did not:
+// a value that failed to decode is nil, and skipped.
+func (c *checker) check(value any) *Config {
+	out := &Config{}
+	cfg, ok := value.(*recordValue)
+	if !ok {
+		return out
+	}
+	if auth := cfg.record("auth"); auth != nil {
+		c.path.pushKey("auth")
+		c.checkAuth(auth)
+		c.path.pop()
+	}
+	c.path.pushKey("workspaces")
+	for i, w := range cfg.list("workspaces") {
+		if w, ok := w.(*recordValue); ok {
+			c.path.pushIndex(i)
+			out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
+			c.path.pop()
+		}
+	}
+	c.path.pop()
+	out.Warnings = c.warnings
+	return out
+}
+
+func (c *checker) checkWorkspace(w *recordValue) Workspace {
+	name, named := w.get("name").(string)
+	c.path.pushKey("name")
+	// src/Monocle/Config.hs: FromDhall IndexName runs mkIndexName.
+	if p := indexNameProblem(name); named && p != "" {
+		c.problem("%s is not a valid index name: %s", quoteName(name), p)
+	} else if p := elasticIndexProblem(name); named && p != "" {
+		c.problem("%s %s", quoteName(name), p)
+	}
+	c.path.pop()
+
+	// src/Monocle/Config.hs, loadConfig: every workspace's crawlers_api_key
+	// (default CRAWLERS_API_KEY) names a variable getEnv' must find, at the
+	// start of the API and of the crawler.
+	if c.env != nil {
+		key, named := w.optionalText("crawlers_api_key")
+		if !named {
+			if !c.envSet("CRAWLERS_API_KEY") {
+				c.problem("Monocle reads the crawlers' API key from CRAWLERS_API_KEY (no crawlers_api_key is set), which the pods do not get")
+			}
+		} else if !c.envSet(key) {
+			c.path.pushKey("crawlers_api_key")
+			c.problem("names the environment variable %s, which the pods do not get; Monocle exits at start without it", envName(key))
+			c.path.pop()
+		}
+	}
+
+	c.path.pushKey("crawlers")
+	for i, cr := range w.list("crawlers") {
+		if cr, ok := cr.(*recordValue); ok {
+			c.path.pushIndex(i)
+			c.checkCrawler(cr)
+			c.path.pop()
+		}
+	}
+	c.path.pop()
+
+	c.path.pushKey("search_aliases")
+	for i, a := range w.list("search_aliases") {
+		a, ok := a.(*recordValue)
+		if !ok {
+			continue
+		}
+		expr, ok := a.get("alias").(string)
+		if !ok {
+			continue
+		}
+		c.path.pushIndex(i)
+		c.path.pushKey("alias")
+		if err := validateSearchAlias(expr); err != nil {
+			c.problem("%s", err.Error())
+		}
+		c.path.pop()
+		c.path.pop()
+	}
+	c.path.pop()
+
+	return Workspace{Name: name, Idents: identsValue(w.get("idents"))}
+}
+
+// identsValue is the idents of a workspace in the shape of Workspace.Idents.
+func identsValue(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]any, len(list))
+	for i, elem := range list {
+		ident, ok := elem.(*recordValue)
+		if !ok {
+			continue // the config is refused: the value is not used
+		}
+		m := map[string]any{"ident": ident.text("ident"), "aliases": ident.list("aliases")}
+		if groups, ok := ident.get("groups").([]any); ok {
+			m["groups"] = groups
+		}
+		out[i] = m
+	}
+	return out
+}
+
+func (c *checker) checkCrawler(cr *recordValue) {
+	provider, ok := cr.get("provider").(*unionValue)
+	if !ok {
+		return
+	}
+	p := provider.payload
+
+	// src/Monocle/Backend/Index.hs: at start the API initializes each
+	// crawler's entities (I.ensureIndex, initCrawlerMetadata) and, for a new
+	// one, reads update_since with parseDateValue: "Invalid date format" is
+	// fatal. Crawlers without entities never read it (getCrawlerEntities).
+	if since, ok := cr.get("update_since").(string); ok && hasEntities(provider) && !monocleParsesDate(since) {
+		c.path.pushKey("update_since")
+		c.problem(`is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
+		c.path.pop()
+	}
+
+	if c.env == nil || p == nil {
+		return
+	}
+	// src/Macroscope/Main.hs, getCrawler: the crawler reads tokens with
+	// Config.getSecret when it builds a crawler's client, not when it loads
+	// the config: a missing one fails that crawler later, hence a warning.
+	c.path.pushKey("provider")
+	switch provider.alt {
+	case altGitlab:
+		c.tokenWarning(p, "gitlab_token", "GITLAB_TOKEN")
+	case altGithub, altGithubUser:
+		c.tokenWarning(p, "github_token", "GITHUB_TOKEN")
+	case altBugzilla:
+		c.tokenWarning(p, "bugzilla_token", "BUGZILLA_TOKEN")
+	case altGerrit:
+		if _, login := p.optionalText("gerrit_login"); login {
+			c.tokenWarning(p, "gerrit_password", "GERRIT_PASSWORD")
+		}
+	}
+	c.path.pop()
+}
+
+func (c *checker) tokenWarning(p *recordValue, field, fallback string) {
+	name, named := p.optionalText(field)
+	if !named {
+		name = fallback
+	}
+	if c.envSet(name) {
+		return
+	}
+	if named {
+		c.path.pushKey(field)
+		defer c.path.pop()
+	}
+	c.warn("the crawler reads its token from the environment variable %s, which its pod does not get: this crawler will fail", envName(name))
+}
+
+// hasEntities is whether getCrawlerEntities (src/Monocle/Backend/Index.hs)
+// gives the crawler any entity: projects, organizations, task data, users.
+func hasEntities(provider *unionValue) bool {
+	p := provider.payload
+	switch provider.alt {
+	case altGitlab, altGithub:
+		return true // the organization is always an entity
+	case altGerrit:
+		return len(p.list("gerrit_repositories")) > 0
+	case altBugzilla:
+		return len(p.list("bugzilla_products")) > 0
+	case altGithubUser:
+		return len(p.list("github_users")) > 0
+	}
+	return false
+}
+
+func (c *checker) checkAuth(auth *recordValue) {
+	provider, ok := auth.get("auth_provider").(*unionValue)
+	if !ok {
+		return
+	}
+	c.path.pushKey("auth_provider")
+	defer c.path.pop()
+	switch provider.alt {
+	case altGithubAuth:
+		// src/Monocle/Config.hs getAuthProvider, run by src/Monocle/Main.hs
+		// at start: error "GithubAuthProvider not yet supported".
+		c.problem("is read as a GitHub auth provider (github_oauth_name, github_oauth_client_id), with which Monocle 1.11.2's API does not start (\"GithubAuthProvider not yet supported\")")
+	case altOIDC:
+		// getAuthProvider: a misconfigured OIDC provider is logged
+		// (AuthSystemFailed) and the API runs without login.
+		p := provider.payload
+		name := p.text("oidc_provider_name")
+		if name == "" || p.text("oidc_issuer_url") == "" || p.text("oidc_client_id") == "" {
+			c.warn("an OIDC setting is empty: the API starts without login (AuthSystemFailed)")
+			return
+		}
+		secret := "MONOCLE_OIDC_" + strings.ReplaceAll(strings.ToUpper(name), " ", "_") + "_CLIENT_SECRET"
+		if c.env != nil && !c.envSet(secret) {
+			c.warn("the API reads the OIDC client secret from %s, which its pod does not get: it starts without login (AuthSystemFailed)", envName(secret))
+		}
+	}
+}

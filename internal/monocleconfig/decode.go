@@ -1,0 +1,309 @@
+package monocleconfig
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file is dhall-json's dhallFromJSON (dhall-json
+// src/Dhall/JSONToDhall.hs, function loop) with the options dhall-yaml's
+// defaultOptions gives it (defaultConversion): loose records (unknown keys
+// ignored), key-value lists read as records, first fitting union
+// alternative, lists never omissible. Where Dhall stops at the first
+// mismatch, this goes on and reports every one.
+//
+// Decoded values: Text is a string, Natural is naturalValue{}, Bool is a
+// bool, List is []any, Optional is nil (None) or its value, a record is
+// *recordValue, a union is *unionValue.
+
+type naturalValue struct{}
+
+type recordValue struct {
+	typ    *record
+	fields []any
+}
+
+// get is the value of the field called name (nil for an absent Optional).
+func (r *recordValue) get(name string) any { return r.fields[r.typ.index(name)] }
+
+func (r *recordValue) text(name string) string {
+	s, _ := r.get(name).(string)
+	return s
+}
+
+// optionalText is the value of an Optional Text field, if Some.
+func (r *recordValue) optionalText(name string) (string, bool) {
+	s, ok := r.get(name).(string)
+	return s, ok
+}
+
+func (r *recordValue) list(name string) []any {
+	l, _ := r.get(name).([]any)
+	return l
+}
+
+func (r *recordValue) record(name string) *recordValue {
+	v, _ := r.get(name).(*recordValue)
+	return v
+}
+
+type unionValue struct {
+	alt     string
+	payload *recordValue // nil for an alternative without payload
+}
+
+// sink collects what a decode finds: problems (the config is refused) and
+// the keys Monocle ignores.
+type sink struct {
+	problems     []Problem
+	problemCount int
+	ignored      []string
+	ignoredCount int
+	// quiet counts problems without writing them: trying an alternative of
+	// a union only needs to know whether it fits.
+	quiet bool
+}
+
+func (s *sink) problem(path, format string, args ...any) {
+	s.problemCount++
+	if len(s.problems) < maxProblems {
+		s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (s *sink) ignore(path string) {
+	s.ignoredCount++
+	if len(s.ignored) < maxIgnored {
+		s.ignored = append(s.ignored, path)
+	}
+}
+
+type decoder struct {
+	path pathStack
+	sink *sink
+}
+
+func (d *decoder) problem(format string, args ...any) {
+	if d.sink.quiet {
+		d.sink.problemCount++
+		return
+	}
+	d.sink.problem(d.path.String(), format, args...)
+}
+
+// decode reads n as a t; false when it does not fit (a problem is recorded).
+func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
+	switch t := t.(type) {
+	case optionalType:
+		// "null ~> Optional", "value ~> Optional"
+		if kindOf(n) == jsonNull {
+			return nil, true
+		}
+		return d.decode(t.elem, n)
+	case textType:
+		if s, ok := stringOf(n); ok {
+			return s, true
+		}
+		k := kindOf(n)
+		hint := ""
+		if k == jsonNumber || k == jsonBool {
+			hint = " (quote it)"
+		}
+		d.problem("must be a string, not %s%s", k, hint)
+		return nil, false
+	case naturalType:
+		n := deref(n)
+		if n.Kind == yaml.ScalarNode {
+			if s, _ := resolveScalar(n); s.kind == jsonNumber {
+				if s.natural {
+					return naturalValue{}, true
+				}
+				d.problem("must be a whole number, 0 or more")
+				return nil, false
+			}
+		}
+		d.problem("must be a whole number, not %s", kindOf(n))
+		return nil, false
+	case boolType:
+		if k := kindOf(n); k != jsonBool {
+			hint := ""
+			if s, ok := stringOf(n); ok && isYAML11Bool(s) {
+				hint = " (Monocle reads YAML 1.2, where yes, no, on and off are strings)"
+			}
+			d.problem("must be true or false, not %s%s", k, hint)
+			return nil, false
+		}
+		return true, true // Some; the value itself is not used
+	case listType:
+		n := deref(n)
+		if n.Kind != yaml.SequenceNode {
+			d.problem("must be a list, not %s", kindOf(n))
+			return nil, false
+		}
+		out := make([]any, len(n.Content))
+		ok := true
+		for i, elem := range n.Content {
+			d.path.pushIndex(i)
+			v, elemOK := d.decode(t.elem, elem)
+			d.path.pop()
+			out[i] = v
+			ok = ok && elemOK
+		}
+		return out, ok
+	case *record:
+		o, isObject := objectOf(n)
+		if !isObject {
+			d.problem("must be a map, not %s", kindOf(n))
+			return nil, false
+		}
+		return d.decodeRecord(t, o)
+	case *union:
+		return d.decodeUnion(t, n)
+	}
+	panic(fmt.Sprintf("monocleconfig: unknown type %T", t))
+}
+
+func isYAML11Bool(s string) bool {
+	switch strings.ToLower(s) {
+	case "yes", "no", "on", "off", "y", "n":
+		return true
+	}
+	return false
+}
+
+// decodeRecord is "object ~> Record": each field of the type from its key;
+// a missing key is None for an Optional field and an error otherwise.
+func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
+	out := &recordValue{typ: t, fields: make([]any, len(t.fields))}
+	ok := true
+	for i, f := range t.fields {
+		value, present := o.values[f.name]
+		d.path.pushKey(f.name)
+		switch {
+		case present:
+			v, fieldOK := d.decode(f.typ, value)
+			out.fields[i] = v
+			ok = ok && fieldOK
+		case isOptional(f.typ):
+		default:
+			d.problem("required")
+			ok = false
+		}
+		d.path.pop()
+	}
+	for _, k := range o.keys {
+		if !d.sink.quiet && !hasField(t, k) {
+			d.path.pushKey(k)
+			d.sink.ignore(d.path.String())
+			d.path.pop()
+		}
+	}
+	return out, ok
+}
+
+func isOptional(t dhallType) bool {
+	_, ok := t.(optionalType)
+	return ok
+}
+
+func hasField(t *record, name string) bool {
+	for _, f := range t.fields {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeUnion is "any ~> Union" with UFirst: every alternative is tried and
+// the first (in the sorted order) that reads without error is taken.
+func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
+	type attempt struct {
+		alt    alternative
+		shared int // keys of the map that are fields of the alternative
+	}
+	o, isObject := objectOf(n)
+	var attempts []attempt
+	for _, alt := range t.alts {
+		if alt.typ == nil {
+			// An alternative without payload reads from its name as a string.
+			if s, ok := stringOf(n); ok && s == alt.name {
+				return &unionValue{alt: alt.name}, true
+			}
+			continue
+		}
+		if !isObject {
+			continue
+		}
+		trial := &decoder{path: d.path, sink: &sink{quiet: true}}
+		if _, ok := trial.decodeRecord(alt.typ, o); ok {
+			// Read it again, to note the keys it ignores.
+			v, _ := d.decodeRecord(alt.typ, o)
+			return &unionValue{alt: alt.name, payload: v.(*recordValue)}, true
+		}
+		a := attempt{alt: alt}
+		for _, k := range o.keys {
+			if hasField(alt.typ, k) {
+				a.shared++
+			}
+		}
+		attempts = append(attempts, a)
+	}
+
+	if !isObject {
+		d.problem("must be %s, not %s", describeUnion(t), kindOf(n))
+		return nil, false
+	}
+	// Explain with the alternative the map looks most like.
+	best := -1
+	for i, a := range attempts {
+		if a.shared > 0 && (best < 0 || a.shared > attempts[best].shared) {
+			best = i
+		}
+	}
+	if best < 0 {
+		d.problem("fits none of Monocle's %ss: it must be %s", t.name, describeUnion(t))
+		return nil, false
+	}
+	a := attempts[best]
+	explain := &decoder{path: d.path, sink: &sink{}}
+	explain.decodeRecord(a.alt.typ, o)
+	prefix := d.path.String()
+	var details []string
+	for i, p := range explain.sink.problems {
+		if i == 3 {
+			details = append(details, "...")
+			break
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.Path, prefix), ".")
+		details = append(details, rel+": "+p.Message)
+	}
+	d.problem("fits none of Monocle's %ss; read as a %s: %s", t.name, a.alt.label, strings.Join(details, "; "))
+	return nil, false
+}
+
+// describeUnion says what a value of t may be, from its required fields.
+func describeUnion(t *union) string {
+	var maps []string
+	var names []string
+	for _, alt := range t.alts {
+		if alt.typ == nil {
+			names = append(names, "the string "+alt.name)
+			continue
+		}
+		var required []string
+		for _, f := range alt.typ.fields {
+			if !isOptional(f.typ) {
+				required = append(required, f.name)
+			}
+		}
+		maps = append(maps, strings.Join(required, "+"))
+	}
+	s := "a map with " + strings.Join(maps, ", or ")
+	if len(names) > 0 {
+		s += ", or " + strings.Join(names, ", or ")
+	}
+	return s
+}

@@ -1,0 +1,524 @@
+package monocleconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Monocle reads its config with dhall-yaml's dhallFromYaml, which decodes the
+// YAML with HsYAML-aeson's decode1Strict (dhall-yaml src/Dhall/YamlToDhall.hs):
+// HsYAML's YAML 1.2 parser and core schema, then aeson Values. This file gives
+// the same JSON view of a go.yaml.in/yaml/v3 node graph, without expanding it:
+//   - exactly one document (decode1: "No documents found", "Multiple documents");
+//   - plain untagged scalars resolved by the core schema (HsYAML
+//     src/Data/YAML/Schema/Internal.hs, coreSchemaResolver), not by yaml.v3's
+//     resolver, which accepts 1_000, 0b1, ... as numbers;
+//   - quoted and block scalars are strings; explicit !!str/!!int/!!float/
+//     !!bool/!!null tags are checked; any other tag on a scalar is an error
+//     ("unresolved YAML scalar"); tags on collections are ignored;
+//   - mapping keys must resolve to strings ("non-String key encountered");
+//   - a duplicated key keeps its last value (aeson's object);
+//   - an alias to a node that contains it is an error ("cycle detected");
+//   - "<<" is an ordinary key: YAML 1.2 has no merge keys.
+
+// jsonKind is the aeson Value constructor a node decodes to.
+type jsonKind int
+
+const (
+	jsonNull jsonKind = iota
+	jsonBool
+	jsonNumber
+	jsonString
+	jsonObject
+	jsonArray
+)
+
+func (k jsonKind) String() string {
+	return [...]string{"null", "a boolean", "a number", "a string", "a map", "a list"}[k]
+}
+
+// scalar is a resolved scalar. For numbers it keeps what Dhall's Natural
+// needs: whether the number is a non-negative integer once it went through
+// aeson's Scientific (dhall-json JSONToDhall.hs, "number ~> Natural").
+type scalar struct {
+	kind    jsonKind
+	text    string // the string, for jsonString
+	natural bool   // for jsonNumber
+}
+
+const (
+	tagStr   = "!!str"
+	tagInt   = "!!int"
+	tagFloat = "!!float"
+	tagBool  = "!!bool"
+	tagNull  = "!!null"
+)
+
+// resolveScalar gives the JSON value HsYAML-aeson makes of a scalar node.
+func resolveScalar(n *yaml.Node) (scalar, error) {
+	quotedOrBlock := yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
+	switch {
+	case n.Style&yaml.TaggedStyle != 0:
+		return resolveTagged(n.Tag, n.Value)
+	case n.Style&quotedOrBlock != 0:
+		// HsYAML: a non-plain scalar without a tag has the "!" tag: a string.
+		return scalar{kind: jsonString, text: n.Value}, nil
+	}
+	v := n.Value
+	switch {
+	case isCoreNull(v):
+		return scalar{kind: jsonNull}, nil
+	case isCoreBool(v):
+		return scalar{kind: jsonBool}, nil
+	}
+	if nonNegative, ok := coreInt(v); ok {
+		return scalar{kind: jsonNumber, natural: nonNegative}, nil
+	}
+	if f, ok := coreFloat(v); ok {
+		return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, nil
+	}
+	return scalar{kind: jsonString, text: v}, nil
+}
+
+func resolveTagged(tag, v string) (scalar, error) {
+	switch tag {
+	case tagStr:
+		return scalar{kind: jsonString, text: v}, nil
+	case tagNull:
+		if isCoreNull(v) {
+			return scalar{kind: jsonNull}, nil
+		}
+	case tagBool:
+		if isCoreBool(v) {
+			return scalar{kind: jsonBool}, nil
+		}
+	case tagInt:
+		if nonNegative, ok := coreInt(v); ok {
+			return scalar{kind: jsonNumber, natural: nonNegative}, nil
+		}
+	case tagFloat:
+		if f, ok := coreFloat(v); ok {
+			return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, nil
+		}
+	default:
+		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", shortText(tag))
+	}
+	return scalar{}, fmt.Errorf("a scalar that is not a valid %s", tag)
+}
+
+func isCoreNull(v string) bool {
+	switch v {
+	case "", "null", "Null", "NULL", "~":
+		return true
+	}
+	return false
+}
+
+func isCoreBool(v string) bool {
+	switch v {
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return true
+	}
+	return false
+}
+
+func allDigits(s string, digit func(byte) bool) bool {
+	for i := range len(s) {
+		if !digit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDecimal(c byte) bool { return '0' <= c && c <= '9' }
+func isOctal(c byte) bool   { return '0' <= c && c <= '7' }
+func isHex(c byte) bool {
+	return isDecimal(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// coreInt is HsYAML's coreDecodeInt: [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+.
+// It reports whether the integer is not negative.
+func coreInt(v string) (nonNegative, ok bool) {
+	switch {
+	case v == "":
+		return false, false
+	case strings.HasPrefix(v, "0x"):
+		return true, len(v) > 2 && allDigits(v[2:], isHex)
+	case strings.HasPrefix(v, "0o"):
+		return true, len(v) > 2 && allDigits(v[2:], isOctal)
+	case allDigits(v, isDecimal):
+		return true, true
+	case v[0] == '+' && len(v) > 1 && allDigits(v[1:], isDecimal):
+		return true, true
+	case v[0] == '-' && len(v) > 1 && allDigits(v[1:], isDecimal):
+		return strings.Trim(v[1:], "0") == "", true
+	}
+	return false, false
+}
+
+// coreFloat is HsYAML's coreDecodeFloat:
+// [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
+// plus .inf/.nan spellings. Haskell's read and Go's ParseFloat both round
+// correctly, and both give an infinity past the range of a Double.
+func coreFloat(v string) (float64, bool) {
+	switch v {
+	case ".nan", ".NaN", ".NAN":
+		return math.NaN(), true
+	case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF":
+		return math.Inf(1), true
+	case "-.inf", "-.Inf", "-.INF":
+		return math.Inf(-1), true
+	}
+	i := 0
+	if i < len(v) && (v[i] == '-' || v[i] == '+') {
+		i++
+	}
+	intStart := i
+	for i < len(v) && isDecimal(v[i]) {
+		i++
+	}
+	intDigits := i - intStart
+	if i < len(v) && v[i] == '.' {
+		i++
+		fracStart := i
+		for i < len(v) && isDecimal(v[i]) {
+			i++
+		}
+		if intDigits == 0 && i == fracStart {
+			return 0, false
+		}
+	} else if intDigits == 0 {
+		return 0, false
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '-' || v[i] == '+') {
+			i++
+		}
+		expStart := i
+		for i < len(v) && isDecimal(v[i]) {
+			i++
+		}
+		if i == expStart {
+			return 0, false
+		}
+	}
+	if i != len(v) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
+}
+
+// floatIsNatural says whether aeson's number made from the Double
+// (realToFrac, that is via toRational) is a non-negative integer. GHC's
+// toRational of +Infinity is 2^1024 and of NaN is -1.5*2^1024.
+func floatIsNatural(f float64) bool {
+	switch {
+	case math.IsNaN(f):
+		return false
+	case math.IsInf(f, 0):
+		return f > 0
+	}
+	return f >= 0 && f == math.Trunc(f)
+}
+
+// deref follows an alias to the node it names. yaml.v3 registers anchors on
+// scalars, sequences and mappings only, so one step is enough.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
+	}
+	return n
+}
+
+// kindOf is the JSON kind of a node that the measure pass accepted.
+func kindOf(n *yaml.Node) jsonKind {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return jsonObject
+	case yaml.SequenceNode:
+		return jsonArray
+	}
+	s, _ := resolveScalar(n)
+	return s.kind
+}
+
+// stringOf is the string of a node, if it decodes to one.
+func stringOf(n *yaml.Node) (string, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	s, _ := resolveScalar(n)
+	return s.text, s.kind == jsonString
+}
+
+// decodeDocument reads the only document of data.
+func decodeDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF):
+		return nil, errors.New("the YAML holds no document")
+	case err != nil:
+		return nil, fmt.Errorf("the YAML does not parse: %s", cutText(strings.TrimPrefix(err.Error(), "yaml: "), 200))
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, fmt.Errorf("the YAML does not parse: %s", cutText(strings.TrimPrefix(err.Error(), "yaml: "), 200))
+	default:
+		return nil, errors.New("the YAML holds more than one document (a second \"---\"); Monocle reads exactly one")
+	}
+	if len(doc.Content) != 1 {
+		return nil, errors.New("the YAML holds no document")
+	}
+	return doc.Content[0], nil
+}
+
+// cost is what a node expands to once every alias is replaced by its target.
+type cost struct {
+	nodes int64 // nodes, keys included
+	bytes int64 // bytes of scalars, keys included
+}
+
+// measurer checks the whole node graph once (every node, including those
+// under keys Monocle ignores: HsYAML-aeson converts them too) and sums what it
+// expands to. An anchored node is measured once and its cost remembered, so
+// an alias costs a map lookup however large its target: the measure is
+// linear in the parsed nodes, never in the expansion.
+type measurer struct {
+	limits  Limits
+	memo    map[*yaml.Node]cost
+	pending map[*yaml.Node]bool // anchored nodes being measured: an alias to one is a cycle
+	path    pathStack
+	total   cost
+}
+
+// limitError stops the measure as soon as a part of the graph is over a limit.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+
+func (m *measurer) add(a, b cost) cost {
+	// Saturate: a few levels of aliases to aliases reach any number.
+	return cost{nodes: min(a.nodes+b.nodes, math.MaxInt64/4), bytes: min(a.bytes+b.bytes, math.MaxInt64/4)}
+}
+
+func (m *measurer) check(c cost) error {
+	if c.nodes > m.limits.MaxNodes {
+		return &limitError{fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes)}
+	}
+	if c.bytes > m.limits.MaxExpandedBytes {
+		return &limitError{fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes)}
+	}
+	return nil
+}
+
+func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
+	if depth > m.limits.MaxDepth {
+		return cost{}, &limitError{fmt.Sprintf("the YAML nests deeper than %d levels", m.limits.MaxDepth)}
+	}
+	if n.Kind == yaml.AliasNode {
+		target := n.Alias
+		if m.pending[target] {
+			return cost{}, m.path.errorf("an alias (*%s) to a node that contains it; Monocle's YAML reader refuses cycles", shortText(n.Value))
+		}
+		c, err := m.measure(target, depth)
+		if err != nil {
+			return cost{}, err
+		}
+		c = m.add(c, cost{nodes: 1})
+		return c, m.check(c)
+	}
+	if n.Anchor != "" {
+		if c, ok := m.memo[n]; ok {
+			return c, nil
+		}
+		m.pending[n] = true
+		defer delete(m.pending, n)
+	}
+	c := cost{nodes: 1}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if _, err := resolveScalar(n); err != nil {
+			return cost{}, m.path.errorf("%s", err.Error())
+		}
+		c.bytes = int64(len(n.Value))
+	case yaml.SequenceNode:
+		for i, child := range n.Content {
+			m.path.pushIndex(i)
+			cc, err := m.measure(child, depth+1)
+			m.path.pop()
+			if err != nil {
+				return cost{}, err
+			}
+			c = m.add(c, cc)
+			if err := m.check(c); err != nil {
+				return cost{}, err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, value := n.Content[i], n.Content[i+1]
+			kc, err := m.measure(key, depth+1)
+			if err != nil {
+				return cost{}, err
+			}
+			name, isString := stringOf(key)
+			if !isString {
+				return cost{}, m.path.errorf("a key that is %s, not a string; Monocle's YAML reader accepts only string keys (quote it)", kindOf(key))
+			}
+			m.path.pushKey(name)
+			vc, err := m.measure(value, depth+1)
+			m.path.pop()
+			if err != nil {
+				return cost{}, err
+			}
+			c = m.add(m.add(c, kc), vc)
+			if err := m.check(c); err != nil {
+				return cost{}, err
+			}
+		}
+	default:
+		return cost{}, m.path.errorf("a YAML node of an unknown kind")
+	}
+	if n.Anchor != "" {
+		m.memo[n] = c
+	}
+	return c, nil
+}
+
+// measureDocument checks root and what it expands to against the limits.
+func measureDocument(root *yaml.Node, limits Limits) error {
+	m := &measurer{limits: limits, memo: map[*yaml.Node]cost{}, pending: map[*yaml.Node]bool{}}
+	_, err := m.measure(root, 1)
+	return err
+}
+
+// object is a JSON object view of a mapping node, or of a YAML list of
+// {key, value} maps: dhall-json reads such a list as a record too
+// (JSONToDhall.hs, "key-value list ~> Record", on by default).
+type object struct {
+	keys   []string // first-seen order, for reporting
+	values map[string]*yaml.Node
+}
+
+// objectOf gives the object view of n, or false when n is neither a map nor
+// a key-value list.
+func objectOf(n *yaml.Node) (object, bool) {
+	n = deref(n)
+	o := object{values: map[string]*yaml.Node{}}
+	set := func(k string, v *yaml.Node) {
+		if _, seen := o.values[k]; !seen {
+			o.keys = append(o.keys, k)
+		}
+		o.values[k] = v // aeson's object keeps the last of duplicated keys
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, _ := stringOf(n.Content[i])
+			set(k, n.Content[i+1])
+		}
+		return o, true
+	case yaml.SequenceNode:
+		// dhall-json keyValMay: every element a map with a string "key"
+		// and a "value" (any, null included); other keys are ignored.
+		for _, elem := range n.Content {
+			if deref(elem).Kind != yaml.MappingNode {
+				return object{}, false
+			}
+			kv, _ := objectOf(elem)
+			keyNode, hasKey := kv.values["key"]
+			valueNode, hasValue := kv.values["value"]
+			if !hasKey || !hasValue {
+				return object{}, false
+			}
+			k, isString := stringOf(keyNode)
+			if !isString {
+				return object{}, false
+			}
+			set(k, valueNode)
+		}
+		return o, true
+	}
+	return object{}, false
+}
+
+// pathStack is the path of the node being read, rendered only on error.
+type pathStack []pathSegment
+
+type pathSegment struct {
+	key   string
+	index int // -1 for a key
+}
+
+func (p *pathStack) pushKey(k string) { *p = append(*p, pathSegment{key: k, index: -1}) }
+func (p *pathStack) pushIndex(i int)  { *p = append(*p, pathSegment{index: i}) }
+func (p *pathStack) pop()             { *p = (*p)[:len(*p)-1] }
+
+func (p pathStack) String() string {
+	var b strings.Builder
+	for _, s := range p {
+		switch {
+		case s.index >= 0:
+			fmt.Fprintf(&b, "[%d]", s.index)
+		case isPlainKey(s.key):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.key)
+		default:
+			fmt.Fprintf(&b, "[%s]", strconv.Quote(shortText(s.key)))
+		}
+	}
+	return b.String()
+}
+
+func (p pathStack) errorf(format string, args ...any) error {
+	return single(p.String(), fmt.Sprintf(format, args...))
+}
+
+func isPlainKey(k string) bool {
+	if k == "" || len(k) > 64 || isDecimal(k[0]) || k[0] == '-' {
+		return false
+	}
+	for i := range len(k) {
+		c := k[i]
+		if !(c == '_' || c == '-' || isDecimal(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// shortText cuts s to a length fit for a message.
+func shortText(s string) string { return cutText(s, 64) }
+
+func cutText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

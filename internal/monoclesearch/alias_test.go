@@ -354,3 +354,20 @@ func FuzzValidateAlias(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkValidateAlias measures the largest aliases accepted: a flat one of
+// MaxLength bytes, and one nested MaxNesting deep.
+func BenchmarkValidateAlias(b *testing.B) {
+	for name, alias := range map[string]string{
+		"flat":   strings.Repeat("created_at>now-3weeks ", MaxLength/22),
+		"nested": strings.Repeat("(", MaxNesting) + "ttm>1e3" + strings.Repeat(")", MaxNesting),
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := ValidateAlias(alias); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

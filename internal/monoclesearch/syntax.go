@@ -201,7 +201,7 @@ func (p *parser) expr() *Error {
 		return err
 	}
 	for {
-		pos, terms := p.pos, len(p.terms)
+		pos, terms, depth := p.pos, len(p.terms), p.depth
 		if k := p.peek().kind; k == tokAnd || k == tokOr {
 			p.pos++
 		}
@@ -209,7 +209,7 @@ func (p *parser) expr() *Error {
 			if p.limit != nil {
 				return p.limit
 			}
-			p.pos, p.terms = pos, p.terms[:terms]
+			p.pos, p.terms, p.depth = pos, p.terms[:terms], depth
 			return nil
 		}
 	}

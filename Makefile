@@ -20,14 +20,15 @@ unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
-# Bounded native fuzzing of the decoder, of Sync and of the config validation,
-# seeded from the fixtures.
+# Bounded native fuzzing of the decoder and of Sync (seeded from the
+# fixtures), of the config validation and of the search-alias check.
 # Minimizing a new 44 KB input takes the default minute: bounded to 100
 # runs, so the time goes to fuzzing (about 90,000 runs in 15 s here, not 14).
 fuzz:
 	$(GO) test ./hook -run '^$$' -fuzz '^FuzzSyncRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./hook -run '^$$' -fuzz '^FuzzSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./internal/monocleconfig -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	$(GO) test ./internal/monoclesearch -run '^$$' -fuzz '^FuzzValidateAlias$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 # Integration tests on a real etcd + kube-apiserver: tools/assets.sh builds
 # them once (about 20 minutes cold) into ~/.cache/monocle-hook.

@@ -151,7 +151,7 @@ func TestConfigMapRef(t *testing.T) {
 		return Related{ConfigMaps: map[string]*corev1.ConfigMap{"default/team-config": {
 			ObjectMeta: metav1.ObjectMeta{Name: "team-config"}, Data: map[string]string{configFile: config}}}}
 	}
-	const team, teamIdents = "workspaces:\n  - name: team\n", "workspaces:\n  - name: team\n    idents: [{ident: Jane, aliases: [github.com/jane]}]\n"
+	const team, teamIdents = "workspaces:\n  - name: team\n    crawlers: []\n", "workspaces:\n  - name: team\n    crawlers: []\n    idents: [{ident: Jane, aliases: [github.com/jane]}]\n"
 	n := namesFor("monocle-sample")
 	req := steady(t, spec)
 	req.Related = cm(team)
@@ -336,6 +336,17 @@ func TestElasticsearchMemory(t *testing.T) {
 		"memory sets heap":    {`{"elasticsearch":{"resources":{"limits":{"memory":"4Gi"}}}}`, "2048m", "4Gi", ""},
 		"heap over memory":    {`{"elasticsearch":{"heap":"4g","resources":{"limits":{"memory":"4Gi"}}}}`, "", "", "spec.elasticsearch.heap"},
 		"heap not a JVM size": {`{"elasticsearch":{"heap":"2Gi"}}`, "", "", "spec.elasticsearch.heap"},
+		"heap upper case":     {`{"elasticsearch":{"heap":"1G"}}`, "1G", "2Gi", ""},
+		"heap over half the memory: applied, noted": {`{"elasticsearch":{"heap":"3g","resources":{"limits":{"memory":"4Gi"}}}}`, "3g", "4Gi", ""},
+		"memory from requests":   {`{"elasticsearch":{"resources":{"requests":{"memory":"2Gi"}}}}`, "1024m", "", ""},
+		"large memory: heap 31g": {`{"elasticsearch":{"resources":{"limits":{"memory":"128Gi"}}}}`, "31744m", "128Gi", ""},
+		"heap overflows":         {`{"elasticsearch":{"heap":"99999999999999999999g"}}`, "", "", "spec.elasticsearch.heap 99999999999999999999g is over 31g"},
+		"heap over 31g":          {`{"elasticsearch":{"heap":"32g"}}`, "", "", "spec.elasticsearch.heap 32g is over 31g"},
+		"heap zero":              {`{"elasticsearch":{"heap":"0m"}}`, "", "", "spec.elasticsearch.heap 0m is under 256m"},
+		"heap negative":          {`{"elasticsearch":{"heap":"-1g"}}`, "", "", "spec.elasticsearch.heap"},
+		"memory too small":       {`{"elasticsearch":{"resources":{"limits":{"memory":"1Mi"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory 1Mi is too small"},
+		"memory negative":        {`{"elasticsearch":{"resources":{"limits":{"memory":"-1Gi"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory -1Gi is not a memory size"},
+		"memory zero, heap given": {`{"elasticsearch":{"heap":"512m","resources":{"limits":{"memory":"0"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -347,7 +358,10 @@ func TestElasticsearchMemory(t *testing.T) {
 				return
 			}
 			mem := s.elastic.res.Limits[corev1.ResourceMemory]
-			if err != nil || s.elastic.heap != tc.heap || mem.String() != tc.memory {
+			if tc.memory == "" {
+				mem = resource.Quantity{}
+			}
+			if err != nil || s.elastic.heap != tc.heap || (tc.memory != "" && mem.String() != tc.memory) {
 				t.Errorf("heap %s memory %s (%v), want %s %s", s.elastic.heap, mem.String(), err, tc.heap, tc.memory)
 			}
 		})

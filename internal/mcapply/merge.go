@@ -74,9 +74,12 @@ func merge(dst, lastApplied, desired any) any {
 	switch d := dst.(type) {
 	case map[string]any:
 		des, ok := desired.(map[string]any)
-		if !ok {
+		if !ok && desired != nil {
 			return desired
 		}
+		// A null does not replace an object: like Metacontroller, only the
+		// fields last applied are removed from it (so a null never removes
+		// what the server defaulted).
 		last, _ := lastApplied.(map[string]any)
 		return mergeMaps(d, last, des)
 	case []any:

@@ -29,6 +29,16 @@ func TestUpdate(t *testing.T) {
 			`{"spec":{"a":1}}`,
 			`{"a":1,"admin":3}`, true,
 		},
+		"a null removes no server default (Deployment strategy: RollingUpdate to Recreate)": {
+			`{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%"}}}}`,
+			`{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`,
+			`{"strategy":{"rollingUpdate":{"maxSurge":"25%"},"type":"Recreate"}}`, true,
+		},
+		"a field last applied then left out is removed": {
+			`{"metadata":{"annotations":{"metacontroller.k8s.io/last-applied-configuration":"{\"spec\":{\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxSurge\":\"25%\"}}}}"}},"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%"}}}}`,
+			`{"spec":{"strategy":{"type":"Recreate"}}}`,
+			`{"strategy":{"type":"Recreate"}}`, true,
+		},
 		"a list without a merge key is replaced whole": {
 			`{"spec":{"args":["x","y"],"templates":[{"metadata":{"name":"d"},"extra":1}]}}`,
 			`{"spec":{"args":["x"],"templates":[{"metadata":{"name":"d"}}]}}`,

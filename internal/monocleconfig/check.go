@@ -3,6 +3,8 @@ package monocleconfig
 import (
 	"fmt"
 	"strings"
+
+	"github.com/change-metrics/monocle-hook/internal/monoclesearch"
 )
 
 // checker applies what Monocle does with the decoded config: extraction
@@ -96,6 +98,25 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 	}
 	c.path.pop()
 
+	// Each alias is checked against its workspace: project:X and group:X
+	// must name one of its projects or ident groups.
+	scope := monoclesearch.Workspace{}
+	for _, p := range w.list("projects") {
+		if p, ok := p.(*recordValue); ok {
+			if name, ok := p.get("name").(string); ok {
+				scope.Projects = append(scope.Projects, name)
+			}
+		}
+	}
+	for _, ident := range w.list("idents") {
+		if ident, ok := ident.(*recordValue); ok {
+			for _, g := range ident.list("groups") {
+				if g, ok := g.(string); ok {
+					scope.Groups = append(scope.Groups, g)
+				}
+			}
+		}
+	}
 	c.path.pushKey("search_aliases")
 	for i, a := range w.list("search_aliases") {
 		a, ok := a.(*recordValue)
@@ -108,7 +129,7 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 		}
 		c.path.pushIndex(i)
 		c.path.pushKey("alias")
-		if err := validateSearchAlias(expr); err != nil {
+		if err := scope.ValidateAlias(expr); err != nil {
 			c.problem("%s", err.Error())
 		}
 		c.path.pop()

@@ -592,20 +592,33 @@ func TestParseWithoutEnvSkipsEnvironmentChecks(t *testing.T) {
 }
 
 func TestSearchAliasesAreValidated(t *testing.T) {
-	defer func(v func(string) error) { validateSearchAlias = v }(validateSearchAlias)
-	var seen []string
-	validateSearchAlias = func(expr string) error {
-		seen = append(seen, expr)
-		if expr == "author:" {
-			return errors.New("expected a value after author:")
-		}
-		return nil
+	tests := map[string]struct {
+		aliases string
+		want    []want
+	}{
+		"valid":             {"[{name: bots, alias: 'author:bob'}]", nil},
+		"no value":          {"[{name: ok, alias: 'author:bob'}, {name: broken, alias: 'author:'}]", []want{{"workspaces[0].search_aliases[1].alias", ""}}},
+		"unknown field":     {"[{name: x, alias: 'colour:red'}]", []want{{"workspaces[0].search_aliases[0].alias", ""}}},
+		"its own project":   {"[{name: x, alias: 'project:zuul'}]", nil},
+		"another project":   {"[{name: x, alias: 'project:nova'}]", []want{{"workspaces[0].search_aliases[0].alias", ""}}},
+		"its own group":     {"[{name: x, alias: 'group:devs'}]", nil},
+		"a group not there": {"[{name: x, alias: 'group:ops'}]", []want{{"workspaces[0].search_aliases[0].alias", ""}}},
 	}
-	config := "workspaces:\n  - name: demo\n    crawlers: []\n    search_aliases:\n      - {name: ok, alias: 'author:bob'}\n      - {name: broken, alias: 'author:'}\n"
-	_, err := Parse([]byte(config), allTokens)
-	assertProblems(t, err, []want{{"workspaces[0].search_aliases[1].alias", "expected a value after author:"}})
-	if !slices.Equal(seen, []string{"author:bob", "author:"}) {
-		t.Errorf("validated %q", seen)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			config := "workspaces:\n  - name: demo\n    crawlers: []\n    projects: [{name: zuul}]\n    idents: [{ident: J, aliases: [x], groups: [devs]}]\n    search_aliases: " + tc.aliases + "\n"
+			_, err := Parse([]byte(config), allTokens)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var perr *Error
+			if !errors.As(err, &perr) || len(perr.Problems) != 1 || perr.Problems[0].Path != tc.want[0].Path {
+				t.Fatalf("err %v, want a problem at %s", err, tc.want[0].Path)
+			}
+		})
 	}
 }
 

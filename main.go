@@ -32,9 +32,14 @@ Usage:
   monocle-hook [--listen :8080] [--shutdown-timeout 20s]   serve the hook
                [--tls-cert-file F --tls-key-file K]        over HTTPS, reloading F and K when they change
   monocle-hook render -f monocle.yaml                       print a Monocle's children as YAML
+  monocle-hook check -f objects.yaml                        list the Monocles this version would not apply in full
+                                                            (objects.yaml: kubectl get monocles,configmaps,secrets -A -o yaml)
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		os.Exit(check(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "render" {
 		if err := render(os.Args[2:], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/change-metrics/monocle-hook/hook"
+)
+
+// check prints every Monocle in the -f file that this version would not
+// apply in full, and why: run it on the cluster's Monocles before an
+// upgrade. It exits 0 when there is none, 1 when there is, 2 on an error.
+func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("f", "", "kubectl get monocles,configmaps,secrets -A -o yaml, or - for standard input")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "monocle-hook check:", err)
+		return 2
+	}
+	if *file == "" {
+		return fail(errors.New("-f is required"))
+	}
+	in := stdin
+	if *file != "-" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		in = f
+	}
+	objects, err := io.ReadAll(io.LimitReader(in, 1<<30))
+	if err != nil {
+		return fail(err)
+	}
+	refusals, err := hook.Check(objects, hook.Env{Now: time.Now, Rand: rand.Reader})
+	if err != nil {
+		return fail(err)
+	}
+	for _, r := range refusals {
+		fmt.Fprintln(stdout, r)
+	}
+	if len(refusals) > 0 {
+		return 1
+	}
+	return 0
+}

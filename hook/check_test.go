@@ -1,0 +1,53 @@
+package hook
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// Check lists exactly the Monocles an upgrade would hold, whatever holds
+// their config: the spec, or the generated ConfigMap beside them.
+func TestCheck(t *testing.T) {
+	objects, err := os.ReadFile("testdata/check-objects.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusals, err := Check(objects, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range refusals {
+		got = append(got, r.Namespace+"/"+r.Name+" "+r.Reason)
+	}
+	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid"}; !slices.Equal(got, want) {
+		t.Errorf("refusals %v, want %v", got, want)
+	}
+	// Every example passes, but for the objects it names, not given here.
+	for _, f := range mustGlob(t, "../examples/monocle-*.yaml") {
+		b, _ := os.ReadFile(f)
+		r, err := Check(b, testEnv())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range r {
+			if r.Reason != ReasonReferenceNotFound {
+				t.Errorf("%s: %v", f, r)
+			}
+		}
+	}
+	if _, err := Check([]byte("kind: [unclosed"), testEnv()); err == nil {
+		t.Error("broken YAML: no error")
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: %v", pattern, err)
+	}
+	return files
+}

@@ -170,22 +170,25 @@ func TestRelatedConfigMapRollsThePods(t *testing.T) {
 	d.createMonocle("m", map[string]any{"configMapRef": map[string]any{"name": "team-config"}})
 	d.converge("m")
 	d.markReady("StatefulSet.apps/v1", "m-elastic")
+	d.markReady("Deployment.apps/v1", "m-api")
 	d.converge("m")
 	firstJobs := jobs(d, "m")
-	const h = "monocle.monocle.change-metrics.io/config-hash"
-	hash := podAnnotation(d.get("Deployment.apps/v1", "m-api"), h)
+	mount := mountedConfig(d.get("Deployment.apps/v1", "m-api"))
 
 	cm.Data["config.yaml"] += "    idents:\n      - ident: Jane\n        aliases: [github.com/jane]\n"
 	if err := k8sClient.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
 	d.converge("m")
-	if got := podAnnotation(d.get("Deployment.apps/v1", "m-api"), h); got == hash {
-		t.Error("the API's config hash did not change")
+	newMount := mountedConfig(d.get("Deployment.apps/v1", "m-api"))
+	if crawler := mountedConfig(d.get("Deployment.apps/v1", "m-crawler")); newMount == mount || crawler != newMount {
+		t.Errorf("mounts %s, then %s and the crawler %s", mount, newMount, crawler)
 	}
-	if got := podAnnotation(d.get("Deployment.apps/v1", "m-crawler"), h); got == hash {
-		t.Error("the crawler's config hash did not change")
+	if got, _, _ := unstructured.NestedString(d.get("ConfigMap.v1", newMount).Object, "data", "config.yaml"); got != cm.Data["config.yaml"] {
+		t.Errorf("%s holds %q", newMount, got)
 	}
+	d.markReady("Deployment.apps/v1", "m-api")
+	d.converge("m")
 	if got := jobs(d, "m"); len(got) != 1 || len(firstJobs) != 1 || got[0] == firstJobs[0] {
 		t.Errorf("jobs %v, before %v", got, firstJobs)
 	}

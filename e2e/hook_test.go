@@ -144,20 +144,22 @@ func TestSecretEditRollsThePods(t *testing.T) {
 	d.steady("m")
 }
 
-// A config edit gives exactly one new update-idents Job once Elasticsearch
-// is ready, and no other on later syncs.
+// A config edit gives exactly one new update-idents Job once the API runs
+// it and is ready, and no other on later syncs.
 func TestConfigEditRunsUpdateIdentsOnce(t *testing.T) {
 	d := newDriver(t, restrictedNamespace(t))
 	d.createMonocle("m", map[string]any{})
 	d.converge("m")
-	if got := jobs(d, "m"); len(got) != 0 {
-		t.Fatalf("a Job before Elasticsearch is ready: %v", got)
-	}
 	d.markReady("StatefulSet.apps/v1", "m-elastic")
+	d.converge("m")
+	if got := jobs(d, "m"); len(got) != 0 {
+		t.Fatalf("a Job before the API is ready: %v", got)
+	}
+	d.markReady("Deployment.apps/v1", "m-api")
 	d.converge("m")
 	first := jobs(d, "m")
 	if len(first) != 1 {
-		t.Fatalf("jobs after Elasticsearch is ready: %v", first)
+		t.Fatalf("jobs after the API is ready: %v", first)
 	}
 
 	cm := d.get("ConfigMap.v1", "m-api")
@@ -165,6 +167,11 @@ func TestConfigEditRunsUpdateIdentsOnce(t *testing.T) {
 	if _, err := d.dyn.Resource(childTypeOf("ConfigMap").gvr).Namespace(d.ns).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	d.converge("m")
+	if got := jobs(d, "m"); len(got) != 0 {
+		t.Fatalf("jobs while the API rolls out the new config: %v (before %v)", got, first)
+	}
+	d.markReady("Deployment.apps/v1", "m-api")
 	d.converge("m")
 	second := jobs(d, "m")
 	if len(second) != 1 || second[0] == first[0] {
@@ -174,6 +181,17 @@ func TestConfigEditRunsUpdateIdentsOnce(t *testing.T) {
 	if !strings.Contains(got, "Jane") {
 		t.Fatal("the admin's config edit was reverted")
 	}
+}
+
+// mountedConfig is the ConfigMap a workload mounts as its config.
+func mountedConfig(o *unstructured.Unstructured) string {
+	vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+	for _, v := range vols {
+		if name, _, _ := unstructured.NestedString(v.(map[string]any), "configMap", "name"); name != "" {
+			return name
+		}
+	}
+	return ""
 }
 
 func TestTwoMonoclesStayApart(t *testing.T) {

@@ -85,12 +85,13 @@ func urlPath(segments ...string) string {
 	return b.String()
 }
 
-// names escapes each name and joins them with commas, the multi-target
-// syntax of index and snapshot paths.
+// names escapes each name (or pattern: '*' is kept, a legal path
+// character) and joins them with commas, the multi-target syntax of index
+// and snapshot paths.
 func names(list ...string) string {
 	escaped := make([]string, len(list))
 	for i, n := range list {
-		escaped[i] = url.PathEscape(n)
+		escaped[i] = strings.ReplaceAll(url.PathEscape(n), "%2A", "*")
 	}
 	return strings.Join(escaped, ",")
 }

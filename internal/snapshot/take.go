@@ -212,7 +212,7 @@ func (c *Client) listSnapshots(ctx context.Context, repo, pattern string) ([]sna
 		Snapshots []snapshotInfo `json:"snapshots"`
 		Remaining int            `json:"remaining"`
 	}
-	if err := c.call(ctx, http.MethodGet, urlPath("_snapshot", url.PathEscape(repo), url.PathEscape(pattern)), nil, nil, &answer, false); err != nil {
+	if err := c.call(ctx, http.MethodGet, urlPath("_snapshot", url.PathEscape(repo), names(pattern)), nil, nil, &answer, false); err != nil {
 		return nil, err
 	}
 	if answer.Remaining != 0 {

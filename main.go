@@ -35,6 +35,9 @@ Usage:
 `
 
 func main() {
+	if code, ok := runSnapshotCommand(os.Args[1:], os.Stdout, os.Stderr); ok {
+		os.Exit(code)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "render" {
 		if err := render(os.Args[2:], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)

@@ -31,6 +31,7 @@ type Client struct {
 	base        string // scheme://host[:port][/path], without a trailing '/'
 	http        *http.Client
 	callTimeout time.Duration
+	maxAnswer   int64
 }
 
 // NewClient talks to the Elasticsearch at elasticURL (http or https, no
@@ -39,7 +40,8 @@ type Client struct {
 func NewClient(elasticURL string, httpClient *http.Client) (*Client, error) {
 	u, err := url.Parse(elasticURL)
 	if err != nil {
-		return nil, fmt.Errorf("--elastic: %w", err)
+		// Without the URL, which may hold credentials.
+		return nil, fmt.Errorf("--elastic: %w", unwrapURLError(err))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		// Not quoted: the URL may hold credentials.
@@ -52,6 +54,7 @@ func NewClient(elasticURL string, httpClient *http.Client) (*Client, error) {
 		base:        strings.TrimSuffix(u.String(), "/"),
 		http:        httpClient,
 		callTimeout: DefaultCallTimeout,
+		maxAnswer:   maxAnswer,
 	}, nil
 }
 
@@ -131,12 +134,12 @@ func (c *Client) call(ctx context.Context, method, p string, query url.Values, b
 		return fmt.Errorf("%s %s: %w", method, p, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, c.maxAnswer+1))
 	if err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", method, p, err)
+		return fmt.Errorf("%s %s: reading the answer: %w", method, p, unwrapURLError(err))
 	}
-	if len(answer) > maxAnswer {
-		return fmt.Errorf("%s %s: answer over %d bytes", method, p, maxAnswer)
+	if int64(len(answer)) > c.maxAnswer {
+		return fmt.Errorf("%s %s: answer over %d bytes", method, p, c.maxAnswer)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return errorFrom(method, p, resp.StatusCode, answer)

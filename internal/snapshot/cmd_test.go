@@ -118,6 +118,7 @@ func TestElasticURLNeverQuoted(t *testing.T) {
 		"not http":    "ftp://user:" + secret + "@host:9200",
 		"a query":     "http://user:" + secret + "@host:9200/?x=1",
 		"unreachable": "http://user:" + secret + "@127.0.0.1:1",
+		"unparsable":  "http://user:" + secret + "@host name:9200",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := RunSnapshot(context.Background(), []string{"--elastic", url, "--repository", "monocle", "--location", DefaultLocation, "--keep", "1", "--timeout", "2s"}, &bytes.Buffer{}, time.Now)

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -166,7 +167,7 @@ func (c *Client) closeIndices(ctx context.Context, indices []string) error {
 // templates): the cluster is the Monocle's, its own state stays.
 func (c *Client) restore(ctx context.Context, repo, name string, indices []string) error {
 	body := map[string]any{
-		"indices":              names(indices...),
+		"indices":              strings.Join(indices, ","),
 		"ignore_unavailable":   false,
 		"include_global_state": false,
 	}

@@ -46,8 +46,11 @@ type RestoreResult struct {
 //
 // Monocle's API and crawler must be stopped first: they write to these
 // indices and would fail on closed ones. Monocle indices that the snapshot
-// does not hold (a workspace added since) are left as they are.
+// does not hold (a workspace added since) are left as they are. ctx bounds
+// the whole restore (DefaultTimeout if it has no deadline).
 func Restore(ctx context.Context, c *Client, o RestoreOptions) (RestoreResult, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if err := cmp.Or(CheckRepositoryName(o.Repository), CheckLocation(o.Location), CheckSnapshotName(o.Snapshot)); err != nil {
 		return RestoreResult{}, err
 	}
@@ -201,10 +204,10 @@ func (c *Client) restore(ctx context.Context, repo, name string, indices []strin
 // shards are all active (health yellow or better: one node and no replicas
 // is green). Elasticsearch answers 408 when its timeout passes first.
 func (c *Client) waitActive(ctx context.Context, indices []string) error {
+	// Elasticsearch's timeout a few seconds short of ours, so that its 408
+	// (with the health) comes before our cut.
 	wait := time.Minute
 	if deadline, ok := ctx.Deadline(); ok {
-		// Leave Elasticsearch's timeout a few seconds short of ours, so
-		// that its 408 (with the health) comes before our cut.
 		wait = max(time.Until(deadline)-5*time.Second, time.Second)
 	}
 	query := url.Values{"wait_for_status": {"yellow"}, "timeout": {strconv.FormatInt(int64(wait/time.Second), 10) + "s"}}

@@ -40,8 +40,11 @@ type Result struct {
 // Take registers the repository if it is missing, takes a snapshot of
 // Monocle's indices named after the time, waits for it, and deletes ours
 // beyond Keep. Any failure is an error, and nothing is deleted unless the
-// new snapshot succeeded.
+// new snapshot succeeded. ctx bounds the whole run (DefaultTimeout if it
+// has no deadline).
 func Take(ctx context.Context, c *Client, o Options) (Result, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if err := cmp.Or(CheckRepositoryName(o.Repository), CheckLocation(o.Location), checkName("prefix", o.Prefix)); err != nil {
 		return Result{}, err
 	}
@@ -76,6 +79,15 @@ func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 		result.Deleted = append(result.Deleted, s.Snapshot)
 	}
 	return result, nil
+}
+
+// bounded gives ctx a deadline if it has none: the calls that wait (the
+// snapshot, the restore) have no timeout of their own.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultTimeout)
 }
 
 // repository is one entry of the get snapshot repository API's answer.

@@ -5,6 +5,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY *.go ./
 COPY hook ./hook
+COPY internal ./internal
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /monocle-hook .
 

@@ -34,11 +34,17 @@ Usage:
   monocle-hook render -f monocle.yaml                       print a Monocle's children as YAML
   monocle-hook check -f objects.yaml                        list the Monocles this version would not apply in full
                                                             (objects.yaml: kubectl get monocles,configmaps,secrets -A -o yaml)
+  monocle-hook snapshot --elastic URL --repository R --location P --keep N   snapshot a Monocle's indices, keep the N newest
+  monocle-hook restore --elastic URL --repository R --location P --snapshot S  restore them from snapshot S
+  monocle-hook restore-job --monocle N --namespace NS --snapshot S           print a Job that runs restore
 `
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		os.Exit(check(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if code, ok := runSnapshotCommand(os.Args[1:], os.Stdout, os.Stderr); ok {
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "render" {
 		if err := render(os.Args[2:], os.Stdin, os.Stdout); err != nil {

@@ -1,0 +1,273 @@
+// Package restorejob prints the Job that restores a snapshot into a
+// Monocle's Elasticsearch, with the steps around it as comments. It is never
+// applied by the hook: an admin reads it and applies it once, so no spec
+// field left behind can restore anything.
+package restorejob
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
+)
+
+// ImageRepository is where the hook's image is published; its tag is the
+// hook's version.
+const ImageRepository = "ghcr.io/change-metrics/monocle-hook"
+
+// uid and gid of the hook image's user (distroless nonroot).
+const imageUser = 65532
+
+// Options of one restore.
+type Options struct {
+	Monocle    string // the Monocle's name
+	Namespace  string
+	Snapshot   string
+	Repository string
+	Location   string
+	Image      string // the hook's image, which runs `monocle-hook restore`
+	Timeout    time.Duration
+}
+
+// Run is `monocle-hook restore-job`: it prints the Job for the flags in
+// args. version is the hook's, the default image's tag.
+func Run(args []string, stdout, stderr io.Writer, version string) error {
+	fs := flag.NewFlagSet("restore-job", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: monocle-hook restore-job --monocle NAME --namespace NS --snapshot SNAPSHOT [--image IMAGE] [...]\n\n"+
+			"Prints (never applies) a Job that restores SNAPSHOT into the Monocle's Elasticsearch, and the steps\n"+
+			"around it as comments: stop the API and the crawler, apply, check, start them again.\n\n")
+		fs.PrintDefaults()
+	}
+	var o Options
+	fs.StringVar(&o.Monocle, "monocle", "", "the Monocle's name")
+	fs.StringVar(&o.Namespace, "namespace", "", "the Monocle's namespace")
+	fs.StringVar(&o.Snapshot, "snapshot", "", "the snapshot to restore (kubectl logs of a snapshot run name it; or GET /_snapshot/REPOSITORY/_all)")
+	fs.StringVar(&o.Repository, "repository", snapshot.DefaultRepository, "the snapshot repository")
+	fs.StringVar(&o.Location, "location", snapshot.DefaultLocation, "the repository's directory on the Elasticsearch node")
+	defaultImage := ""
+	if version != "" && version != "dev" {
+		defaultImage = ImageRepository + ":" + version
+	}
+	fs.StringVar(&o.Image, "image", defaultImage, "the hook's image (required for a build without a version)")
+	fs.DurationVar(&o.Timeout, "timeout", snapshot.DefaultTimeout, "the most the restore may take")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	out, err := Render(o)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+// Render prints the Job for o as YAML, preceded by the procedure.
+func Render(o Options) ([]byte, error) {
+	if err := check(o); err != nil {
+		return nil, err
+	}
+	job := makeJob(o)
+	doc, err := manifest(job)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	err = procedure.Execute(&out, map[string]any{
+		"o": o, "Job": job.Name,
+		"Selector": "app.kubernetes.io/instance=" + o.Monocle + ",app.kubernetes.io/component in (api,crawler,update-idents)",
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.WriteString("---\n")
+	out.Write(doc)
+	return out.Bytes(), nil
+}
+
+func check(o Options) error {
+	var missing []string
+	for name, v := range map[string]string{"monocle": o.Monocle, "namespace": o.Namespace, "snapshot": o.Snapshot, "image": o.Image} {
+		if v == "" {
+			missing = append(missing, "--"+name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > hook.MaxNameLength {
+		return fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, hook.MaxNameLength)
+	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return fmt.Errorf("--namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+	}
+	if o.Timeout < time.Minute {
+		return fmt.Errorf("--timeout %s: at least 1m", o.Timeout)
+	}
+	if strings.ContainsAny(o.Image, " \t\n'\"") {
+		return fmt.Errorf("--image %q is not an image reference", o.Image)
+	}
+	return cmp.Or(snapshot.CheckSnapshotName(o.Snapshot), snapshot.CheckRepositoryName(o.Repository), snapshot.CheckLocation(o.Location))
+}
+
+// jobName is the Monocle's name, "-restore-" and a hash of the snapshot's
+// name: at most 38+9+10 characters, a valid label value for the job-name
+// label the Job controller sets; the same snapshot is the same Job, so
+// applying the manifest again restores nothing again.
+func jobName(o Options) string {
+	sum := sha256.Sum256([]byte(o.Repository + "/" + o.Snapshot))
+	return o.Monocle + "-restore-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// makeJob is the restore Job: our own binary, `monocle-hook restore`,
+// against the Monocle's Elasticsearch Service (N-elastic:9200, as the hook
+// names it), in a pod that meets the restricted Pod Security Standard like
+// the hook's children. One attempt: a failed restore is for the admin to
+// read, not to retry. No controller-uid label and no owner: Metacontroller
+// never adopts it, so the Monocle's syncs never delete it.
+func makeJob(o Options) *batchv1.Job {
+	labels := map[string]string{
+		"app.kubernetes.io/name":      "monocle",
+		"app.kubernetes.io/instance":  o.Monocle,
+		"app.kubernetes.io/component": "restore",
+	}
+	container := corev1.Container{
+		Name:    "restore",
+		Image:   o.Image,
+		Command: []string{"/monocle-hook"},
+		Args: []string{"restore",
+			"--elastic", "http://" + o.Monocle + "-elastic:9200",
+			"--repository", o.Repository,
+			"--location", o.Location,
+			"--snapshot", o.Snapshot,
+			"--timeout", o.Timeout.String(),
+		},
+		// It only waits on HTTP answers.
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("10m"),
+				corev1.ResourceMemory: resource.MustParse("32Mi"),
+			},
+			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      jobName(o),
+			Namespace: o.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				hook.Group + "/snapshot":   o.Snapshot,
+				hook.Group + "/repository": o.Repository,
+			},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To(int32(0)),
+			// Past our own --timeout, so that the restore's own error is
+			// what ends it, this only if it hangs.
+			ActiveDeadlineSeconds: ptr.To(int64((o.Timeout + 2*time.Minute) / time.Second)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers:    []corev1.Container{container},
+					RestartPolicy: corev1.RestartPolicyNever,
+					// It never calls the Kubernetes API.
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To(int64(imageUser)),
+						RunAsGroup:     ptr.To(int64(imageUser)),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+				},
+			},
+		},
+	}
+}
+
+// manifest is the Job as YAML without the fields a new object has empty
+// (creationTimestamp: null, status: {}).
+func manifest(job *batchv1.Job) ([]byte, error) {
+	b, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	for _, meta := range []map[string]any{dig(m, "metadata"), dig(m, "spec", "template", "metadata")} {
+		if meta == nil {
+			return nil, errors.New("a Job without metadata")
+		}
+		delete(meta, "creationTimestamp")
+	}
+	b, err = json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(b)
+}
+
+func dig(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		m, _ = m[k].(map[string]any)
+	}
+	return m
+}
+
+// procedure is printed before the Job, as YAML comments.
+var procedure = template.Must(template.New("procedure").Parse(`# Restores snapshot {{.o.Snapshot}} (repository {{.o.Repository}}) into the Elasticsearch of
+# Monocle {{.o.Monocle}} in namespace {{.o.Namespace}}, in place: the Monocle indices the snapshot holds
+# are closed, replaced by the snapshot's and waited for; Monocle indices it does not hold (a
+# workspace added since) are left as they are. Printed by monocle-hook restore-job: only you
+# apply it, once. Applied again, it is unchanged and restores nothing; delete it to run it again.
+#
+# 1. Stop what writes to the indices (the API, the crawler, an update-idents Job), and wait until
+#    the second command lists no pod:
+#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"api":{"replicas":0},"crawler":{"enabled":false}}}'
+#      kubectl -n {{.o.Namespace}} get pods -l '{{.Selector}}' --field-selector status.phase=Running
+# 2. Restore, follow its log, check it completed (it exits 1 on any failure, saying why):
+#      kubectl -n {{.o.Namespace}} apply -f THIS-FILE
+#      kubectl -n {{.o.Namespace}} logs -f job/{{.Job}}
+#      kubectl -n {{.o.Namespace}} get job {{.Job}}        # COMPLETIONS 1/1
+#    A failed restore leaves the indices it closed closed: delete the Job and apply it again,
+#    or reopen them (POST /<index>/_open on Elasticsearch) to get back the data from before.
+# 3. Start the API and the crawler again (null is the default: 1 replica, crawler on; put back
+#    your own values if you had set others), then check the web UI shows the snapshot's data:
+#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"api":{"replicas":null},"crawler":{"enabled":null}}}'
+#    The crawlers resume from where the snapshot left them: what came after is crawled again.
+# 4. kubectl -n {{.o.Namespace}} delete job {{.Job}}
+`))

@@ -1,0 +1,102 @@
+package snapshot
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds a whole run of either command.
+const DefaultTimeout = 30 * time.Minute
+
+// RunSnapshot is `monocle-hook snapshot`: it takes one snapshot and
+// applies retention, logging to stderr. now names the snapshot.
+func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func() time.Time) error {
+	fs := flag.NewFlagSet("snapshot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--timeout 30m]\n\n"+
+			"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
+			"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure.\n\n")
+		fs.PrintDefaults()
+	}
+	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
+	repo := fs.String("repository", "", "the snapshot repository's name")
+	location := fs.String("location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
+	keep := fs.Int("keep", 0, "how many successful snapshots of ours to keep (at least 1)")
+	prefix := fs.String("prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
+	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole run may take, the snapshot's wait included")
+	if err := parse(fs, args, "elastic", "repository", "location", "keep"); err != nil {
+		return err
+	}
+	client, err := NewClient(*elastic, nil)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	_, err = Take(ctx, client, Options{
+		Repository: *repo, Location: *location, Prefix: *prefix, Keep: *keep,
+		Now: now, Log: slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	return err
+}
+
+// RunRestore is `monocle-hook restore`: it restores Monocle's indices from
+// one snapshot, logging to stderr.
+func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: monocle-hook restore --elastic URL --repository NAME --location PATH --snapshot NAME [--timeout 30m]\n\n"+
+			"Restores Monocle's indices from a SUCCESS snapshot, in place: closes those that exist, restores, waits until\n"+
+			"their primary shards are active. Stop the Monocle's API and crawler first (monocle-hook restore-job prints the steps).\n\n")
+		fs.PrintDefaults()
+	}
+	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
+	repo := fs.String("repository", "", "the snapshot repository's name (registered if missing)")
+	location := fs.String("location", "", "the repository's directory on the Elasticsearch node (e.g. "+DefaultLocation+")")
+	snap := fs.String("snapshot", "", "the snapshot to restore")
+	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole restore may take")
+	if err := parse(fs, args, "elastic", "repository", "location", "snapshot"); err != nil {
+		return err
+	}
+	client, err := NewClient(*elastic, nil)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	_, err = Restore(ctx, client, RestoreOptions{
+		Repository: *repo, Location: *location, Snapshot: *snap,
+		Log: slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	return err
+}
+
+// parse parses args, refusing positional arguments and leaving out any of
+// the required flags.
+func parse(fs *flag.FlagSet, args []string, required ...string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var missing []string
+	for _, name := range required {
+		if !set[name] {
+			missing = append(missing, "--"+name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+// Package snapshot takes, prunes and restores snapshots of a Monocle's
+// Elasticsearch 7.17 through its snapshot REST API. It is what the
+// `monocle-hook snapshot` and `monocle-hook restore` subcommands run, in the
+// hook's own image, from a CronJob and from a Job an admin applies.
+package snapshot
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+)
+
+// Where snapshots live on the Elasticsearch node. The hook mounts the
+// snapshot volume at PathRepo and sets path.repo to it; the repository's
+// location is a directory under it, so that the volume's root (and its
+// lost+found) is not the repository.
+const (
+	PathRepo          = "/usr/share/elasticsearch/snapshots"
+	DefaultRepository = "monocle"
+	DefaultLocation   = PathRepo + "/" + DefaultRepository
+	DefaultPrefix     = "monocle"
+)
+
+// Monocle 1.11.2's indices (src/Monocle/Env.hs and src/Monocle/Backend/Index.hs):
+// one per workspace, "monocle.changes.1." + the workspace's name, and the
+// config index "monocle.config" that records the schema version the
+// workspaces were migrated to. A snapshot holds exactly these, never the
+// cluster's other indices or its global state.
+const (
+	configIndex          = "monocle.config"
+	workspaceIndexPrefix = "monocle.changes.1."
+	// Indices is the snapshot's "indices": the config index by name (a
+	// snapshot without it could not be restored into a working Monocle)
+	// and every workspace index.
+	Indices = configIndex + "," + workspaceIndexPrefix + "*"
+)
+
+// isMonocleIndex tells whether an index is one of Monocle's.
+func isMonocleIndex(name string) bool {
+	return name == configIndex || (strings.HasPrefix(name, workspaceIndexPrefix) && len(name) > len(workspaceIndexPrefix))
+}
+
+// nameLayout is the time part of a snapshot's name: UTC, to the second, so
+// that names sort as their times do.
+const nameLayout = "20060102-150405"
+
+// Name is the name of the snapshot taken at t: prefix-YYYYMMDD-HHMMSS, UTC.
+func Name(prefix string, t time.Time) string {
+	return prefix + "-" + t.UTC().Format(nameLayout)
+}
+
+// ours tells whether a snapshot's name is one that Name makes for prefix.
+// Retention deletes only these: an admin's own snapshot in the same
+// repository ("monocle-before-upgrade") is never ours.
+func ours(prefix, name string) bool {
+	stamp, ok := strings.CutPrefix(name, prefix+"-")
+	if !ok {
+		return false
+	}
+	t, err := time.Parse(nameLayout, stamp)
+	return err == nil && t.Format(nameLayout) == stamp
+}
+
+// checkName refuses what Elasticsearch would refuse as a repository or
+// snapshot name, and more: only lowercase letters, digits, '.', '_' and '-',
+// starting with a letter or digit, so a name is also safe in a URL path, a
+// command line and a Kubernetes label value.
+func checkName(what, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s is empty", what)
+	}
+	if len(name) > 200 {
+		return fmt.Errorf("%s %q is longer than 200 characters", what, name)
+	}
+	for i, r := range name {
+		lower := r >= 'a' && r <= 'z'
+		digit := r >= '0' && r <= '9'
+		if lower || digit || (i > 0 && (r == '.' || r == '_' || r == '-')) {
+			continue
+		}
+		return fmt.Errorf("%s %q: only lowercase letters, digits, '.', '_' and '-', starting with a letter or digit", what, name)
+	}
+	return nil
+}
+
+// CheckSnapshotName is checkName for a snapshot name given by a person.
+func CheckSnapshotName(name string) error { return checkName("snapshot", name) }
+
+// CheckRepositoryName is checkName for a repository name.
+func CheckRepositoryName(name string) error { return checkName("repository", name) }
+
+// CheckLocation refuses a location that is not an absolute, clean path:
+// Elasticsearch resolves a relative one against path.repo, which would make
+// the same flag mean two directories.
+func CheckLocation(location string) error {
+	if !path.IsAbs(location) || path.Clean(location) != location || location == "/" {
+		return fmt.Errorf("location %q must be a clean absolute path (no '..', '//' or trailing '/'), not /", location)
+	}
+	return nil
+}

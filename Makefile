@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # Fuzz time per target in `make fuzz` (and so in `make test`).
 FUZZTIME ?= 15s
 
-.PHONY: build run unit fuzz e2e test bench image clean manifests chart-lint
+.PHONY: build run lint unit fuzz e2e test bench image clean manifests chart-lint
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/monocle-hook .
@@ -17,8 +17,14 @@ run: build
 
 # The quick loop: every unit test, with the race detector.
 unit:
-	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# go vet and staticcheck (pinned in tools/lint, configured by staticcheck.conf),
+# on the service and the e2e module.
+lint:
+	$(GO) vet ./...
+	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
+	cd e2e && $(GO) vet ./... && $(GO) tool -modfile=../tools/lint/go.mod staticcheck ./...
 
 # Bounded native fuzzing of the decoder and of Sync (seeded from the
 # fixtures), of the config validation and of the search-alias check.
@@ -35,7 +41,7 @@ fuzz:
 e2e:
 	cd e2e && KUBEBUILDER_ASSETS="$$(../tools/assets.sh)" $(GO) test -count=1 -timeout 30m ./...
 
-test: unit fuzz chart-lint e2e
+test: lint unit fuzz chart-lint e2e
 
 bench:
 	$(GO) test ./hook ./internal/monocleconfig -run '^$$' -bench . -benchmem

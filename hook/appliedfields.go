@@ -25,7 +25,7 @@ func appliedFields(obj metav1.Object, observed map[string]any) (fields map[strin
 			continue
 		}
 		var set map[string]any
-		if json.Unmarshal(e.FieldsV1.Raw, &set) != nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &set) != nil {
 			return nil, false
 		}
 		pruned, _ := pruneTo(observed, set).(map[string]any)

@@ -31,8 +31,8 @@ func TestAppliedFields(t *testing.T) {
 	}
 	obj := &metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:admin":{}}}}`)}},
-		{Manager: metacontrollerManager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:admin":{}}}}`)},
+		{Manager: metacontrollerManager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{
 		  "f:metadata": {"f:labels": {".": {}, "f:a": {}}},
 		  "f:spec": {"f:replicas": {}, "f:selector": {},
 		    "f:template": {"f:spec": {
@@ -40,7 +40,7 @@ func TestAppliedFields(t *testing.T) {
 		        "f:ports": {"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}, "f:name": {}}}}},
 		      "f:finalizersLike": {"v:\"y\"": {}}
 		    }}}
-		}`)}},
+		}`)},
 	}}
 	got, ok := appliedFields(obj, observed)
 	if !ok {

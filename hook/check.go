@@ -52,13 +52,13 @@ func Check(objects []byte, env Env) ([]Refusal, error) {
 		case "ConfigMap":
 			var cm corev1.ConfigMap
 			if err := json.Unmarshal(doc, &cm); err != nil {
-				return fmt.Errorf("ConfigMap %s: %w", key, err)
+				return fmt.Errorf("decoding ConfigMap %s: %w", key, err)
 			}
 			configMaps[key] = &cm
 		case "Secret":
 			var s corev1.Secret
 			if err := json.Unmarshal(doc, &s); err != nil {
-				return fmt.Errorf("Secret %s: %w", key, err)
+				return fmt.Errorf("decoding Secret %s: %w", key, err)
 			}
 			secrets[key] = &s
 		}

@@ -2,6 +2,8 @@ package crd_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +11,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook"
 )
 
 type schema struct {
@@ -121,5 +125,71 @@ func TestStatusSchemaCoversTheHooksStatus(t *testing.T) {
 	}
 	if status.Properties["observedGeneration"] == nil {
 		t.Error("status.observedGeneration (written by Metacontroller) is not in the schema")
+	}
+}
+
+// The CRD's spec and hook.Spec, the Go type the hook decodes it into, name
+// the same fields with the same types and nesting, both ways: a field added
+// to one side only fails here. Where the Go side is a Kubernetes type
+// (resources, affinity, a secretKeyRef, ...) the comparison stops at that
+// node: the CRD copies those schemas, and the API server validates them.
+func TestSpecSchemaMatchesSpec(t *testing.T) {
+	var drift []string
+	var compare func(path string, typ reflect.Type, s *schema)
+	compare = func(path string, typ reflect.Type, s *schema) {
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		want := map[reflect.Kind]string{reflect.String: "string", reflect.Bool: "boolean", reflect.Int32: "integer",
+			reflect.Int64: "integer", reflect.Struct: "object", reflect.Map: "object", reflect.Slice: "array"}[typ.Kind()]
+		if s.Type != want {
+			drift = append(drift, fmt.Sprintf("%s: CRD type %q, Go %s (%q)", path, s.Type, typ, want))
+			return
+		}
+		if strings.HasPrefix(typ.PkgPath(), "k8s.io/") || s.PreserveUnknownFields {
+			return
+		}
+		switch typ.Kind() {
+		case reflect.Slice:
+			if s.Items == nil {
+				drift = append(drift, path+": CRD array without items")
+				return
+			}
+			compare(path+"[]", typ.Elem(), s.Items)
+		case reflect.Map:
+			if s.AdditionalProperties == nil {
+				drift = append(drift, path+": CRD object without additionalProperties for a Go map")
+				return
+			}
+			compare(path+"{}", typ.Elem(), s.AdditionalProperties)
+		case reflect.Struct:
+			goFields := map[string]reflect.Type{}
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == "" || name == "-" {
+					drift = append(drift, fmt.Sprintf("%s: Go field %s has no JSON name", path, f.Name))
+					continue
+				}
+				goFields[name] = f.Type
+			}
+			for name, ft := range goFields {
+				if p := s.Properties[name]; p == nil {
+					drift = append(drift, path+"."+name+": in hook.Spec, not in the CRD")
+				} else {
+					compare(path+"."+name, ft, p)
+				}
+			}
+			for name := range s.Properties {
+				if goFields[name] == nil {
+					drift = append(drift, path+"."+name+": in the CRD, not in hook.Spec")
+				}
+			}
+		}
+	}
+	compare("spec", reflect.TypeFor[hook.Spec](), load(t).Properties["spec"])
+	if len(drift) > 0 {
+		sort.Strings(drift)
+		t.Errorf("the CRD and hook.Spec disagree:\n  %s", strings.Join(drift, "\n  "))
 	}
 }

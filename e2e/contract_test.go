@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
 
@@ -175,5 +176,38 @@ func TestUpgradeMovesToCheckedMountAndRecreate(t *testing.T) {
 				t.Error("the mounted ConfigMap is not immutable")
 			}
 		})
+	}
+}
+
+// The config size bound is what the API server takes from Metacontroller's
+// default apply: a config at hook.MaxConfigJSON is stored in both the
+// generated and the mounted ConfigMap, last-applied annotation and all;
+// 2 KiB more and the server refuses the annotation.
+func TestConfigSizeBoundOnTheServer(t *testing.T) {
+	base := "workspaces:\n  - name: demo\n    crawlers: []\n#"
+	config := base + strings.Repeat("x", hook.MaxConfigJSON-len(base)-strings.Count(base, "\n")-2) + "\n"
+	d := newDriver(t, restrictedNamespace(t))
+	d.createMonocle("m", map[string]any{"config": config})
+	d.converge("m")
+	if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
+		t.Fatalf("SpecApplied %v", c)
+	}
+	mounted := d.get("ConfigMap.v1", mountedConfig(d.get("Deployment.apps/v1", "m-api")))
+	if got, _, _ := unstructured.NestedString(mounted.Object, "data", "config.yaml"); got != config {
+		t.Fatalf("mounted config of %d bytes, want %d", len(got), len(config))
+	}
+
+	over := mounted.DeepCopy()
+	over.SetName("over")
+	over.SetResourceVersion("")
+	over.SetUID("")
+	over.SetOwnerReferences(nil)
+	unstructured.SetNestedField(over.Object, config+strings.Repeat("x", 2<<10), "data", "config.yaml")
+	if err := mcapply.SetLastApplied(over.Object, over.Object); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.dyn.Resource(childTypeOf("ConfigMap").gvr).Namespace(d.ns).Create(context.Background(), over, metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "metadata.annotations: Too long") {
+		t.Fatalf("2 KiB over the bound: %v, want the server's annotation limit", err)
 	}
 }

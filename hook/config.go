@@ -57,10 +57,23 @@ func configSource(n names, s settings, generated map[string]string, rel Related)
 	return text, nil
 }
 
+// MaxConfigJSON bounds a config.yaml by what Metacontroller can apply: its
+// default apply keeps each child whole, JSON-encoded, in a last-applied
+// annotation, and the API server caps a child's annotations at 256 KiB.
+// The config, JSON-escaped as Metacontroller's encoding/json escapes it
+// ("\n", "\u003c" for "<", ...), gets all of it but 1 KiB, left for the
+// rest of its ConfigMap (names, labels, keys).
+const MaxConfigJSON = 255 << 10
+
 // validateConfig checks a config.yaml exactly as Monocle's loader would at
-// start, with env the environment variables the pods get.
+// start, with env the environment variables the pods get. It is first
+// bounded by size, before any parsing.
 func validateConfig(n names, s settings, text string, env func(string) bool) (validConfig, *fieldError) {
-	cfg, err := monocleconfig.Parse([]byte(text), env)
+	err := configFits(text)
+	var cfg *monocleconfig.Config
+	if err == nil {
+		cfg, err = monocleconfig.Parse([]byte(text), env)
+	}
 	if err != nil {
 		field, where := "config", ""
 		switch {
@@ -91,6 +104,21 @@ func validateConfig(n names, s settings, text string, env func(string) bool) (va
 		hash:   hashOf([]byte(text))[:configHashLength],
 		idents: hashOf(canonical)[:identsHashLength],
 	}, nil
+}
+
+// configFits refuses a config Metacontroller could not apply.
+func configFits(text string) error {
+	if len(text) > MaxConfigJSON {
+		return fmt.Errorf("%s is %d bytes, over the %d bytes Metacontroller can apply", configFile, len(text), MaxConfigJSON)
+	}
+	encoded, err := json.Marshal(text)
+	if err != nil {
+		return err
+	}
+	if n := len(encoded) - 2; n > MaxConfigJSON {
+		return fmt.Errorf("%s is %d bytes once JSON-escaped (as Metacontroller stores it), over the %d bytes it can apply", configFile, n, MaxConfigJSON)
+	}
+	return nil
 }
 
 // hashData hashes a string or byte map in key order, for pod template

@@ -235,3 +235,36 @@ func TestElasticsearchOverHTTPSRefused(t *testing.T) {
 		}
 	}
 }
+
+// A config Metacontroller could not store in a last-applied annotation is
+// refused before it is parsed.
+func TestConfigSizeBound(t *testing.T) {
+	base := "workspaces:\n  - name: demo\n    crawlers: []\n"
+	// pad makes a config of n bytes once JSON-escaped (each newline is two).
+	pad := func(n int, c string) string {
+		newlines := strings.Count(base, "\n") + 1
+		return base + "#" + strings.Repeat(c, n-len(base)-2-newlines) + "\n"
+	}
+	tests := map[string]struct {
+		config string
+		ok     bool
+	}{
+		"at the bound":                 {pad(MaxConfigJSON, "x"), true},
+		"a byte over":                  {pad(MaxConfigJSON+1, "x"), false},
+		"under the bound, not escaped": {pad(MaxConfigJSON-1000, "<"), false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := configFits(tc.config)
+			if (err == nil) != tc.ok {
+				t.Fatalf("configFits(%d bytes) = %v, want ok %v", len(tc.config), err, tc.ok)
+			}
+			req := fixture(t, "sync-v1-new-parent")
+			req.Parent.Spec = json.RawMessage(`{"config":` + jsonString(tc.config) + `}`)
+			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
+			if tc.ok != (c.Reason != ReasonConfigInvalid) {
+				t.Errorf("SpecApplied %s %.120s", c.Reason, c.Message)
+			}
+		})
+	}
+}

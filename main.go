@@ -97,7 +97,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "the least level logged: debug (adds one line per customize request), info (one line per sync), warn (failed and refused requests), error")
 	budget := fs.String("memory-budget", "", "the heap the /sync and /customize requests in flight may take, as a quantity (e.g. 32Mi); a request that does not fit\n"+
 		"waits up to 1s, then is answered 429 with Retry-After. Default: a quarter of the container's memory limit (cgroup v2 memory.max,\n"+
-		"or v1 memory.limit_in_bytes), else 32Mi. Unless GOMEMLIMIT is set, the Go runtime's memory limit is set to twice the budget")
+		"or v1 memory.limit_in_bytes), else 32Mi. Unless GOMEMLIMIT is set, the Go runtime's memory limit is set to 1.5 times the budget")
 	showVersion := fs.Bool("version", false, "print the version, the commit and the Go version, and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -172,7 +172,11 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 		Addr:              o.listen,
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
+		// Metacontroller's hook timeout (10 s): a body still arriving
+		// after it has no one waiting for the answer, and would hold its
+		// part of the memory budget for nothing. Under the write timeout,
+		// so that its 408 can still be written.
+		ReadTimeout: 10 * time.Second,
 		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
 		// its timeout, not a cut connection.
 		WriteTimeout: 15 * time.Second,

@@ -127,8 +127,8 @@ func TestAttackAnnouncedButNotSent(t *testing.T) {
 // answered meanwhile, and the sync is answered once the budget is free.
 func TestAttackFullBudgetIs429(t *testing.T) {
 	s, srv, logs := budgetServer(t, Options{MemoryBudget: 400 << 10, BudgetWait: 20 * time.Millisecond}, nil)
-	holder := startRequest(t, srv, "/sync", 200_000, bytes.Repeat([]byte(" "), 100_000))
-	waitUntil(t, "the budget held", func() bool { return s.budget.InUse() >= bodyCharge(100_000, 128<<10) })
+	holder := startRequest(t, srv, "/sync", 200_000, bytes.Repeat([]byte(" "), 60_000))
+	waitUntil(t, "the budget held", func() bool { return s.budget.InUse() == bodyCharge(60_000, 64<<10) })
 	checkServing(t, srv, false)
 
 	resp, err := http.Post(srv.URL+"/sync", "application/json", bytes.NewReader(readFixture(t, "sync-v1-observed-children")))
@@ -186,10 +186,10 @@ func TestAttackBursts(t *testing.T) {
 		concurrency int
 		budget      int64
 	}{
-		// Each costs about 2 MiB, mostly to parse its config.
-		"64 KiB configs": {must(testbodies.WithConfig(fixture, testbodies.Config(64<<10))), 8, 4 << 20},
-		// Each costs about 450 KiB.
-		"100 KB requests": {must(testbodies.Grown(fixture, 100_000)), 16, 1 << 20},
+		// Each costs about 2.3 MiB, mostly to parse its config.
+		"64 KiB configs": {must(testbodies.WithConfig(fixture, testbodies.Config(64<<10))), 8, 6 << 20},
+		// Each costs about 600 KiB.
+		"100 KB requests": {must(testbodies.Grown(fixture, 100_000)), 16, 2 << 20},
 		// The YAML parser's to refuse (its expanded size is bounded):
 		// here it must only not take the hook down.
 		"alias bombs": {must(testbodies.WithConfig(fixture, testbodies.AliasBomb(1000, 100))), 4, 0},
@@ -245,7 +245,7 @@ func TestAttackBursts(t *testing.T) {
 // the younger one's read is cut and it is answered 429; the older one is
 // answered 200.
 func TestAttackOlderRequestTakesRoomFromSlowerOne(t *testing.T) {
-	s, srv, _ := budgetServer(t, Options{MemoryBudget: 512 << 10, BudgetWait: time.Minute}, nil)
+	s, srv, _ := budgetServer(t, Options{MemoryBudget: 768 << 10, BudgetWait: time.Minute}, nil)
 	body := readFixture(t, "sync-v1-observed-children")
 	body = append(body, bytes.Repeat([]byte(" "), 100_000-len(body))...)
 

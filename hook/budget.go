@@ -9,24 +9,27 @@ import (
 )
 
 // The cost model: the heap a request may take at its peak, estimated before
-// it is spent. Figures from BenchmarkRequestHeap (see BENCHMARKS.md, "What a
+// it is spent. Figures from BenchmarkRequestHeap (BENCHMARKS.md, "What a
 // request costs"): the peak live heap of the whole /sync handler, sampled
-// under GOGC=1, against the body's size.
+// under GOGC=1, against the body's size and the config's.
 const (
-	// decodeCost is charged per body byte as it arrives, with the read
-	// buffer's own size: the decoded request and the answer. The peak was
-	// 3.0x the body on the recorded 44 KB request, 2.9x and 3.1x on the
-	// 421 KB ones, of which 1x is the body in a buffer of its size.
-	decodeCost = 2
+	// decodeCost is charged per body byte as it arrives, on top of the
+	// read buffer's size: the decoded request and the answer. With the
+	// buffer (1 to 2 bytes per byte), that is 5 to 6 times the body: the
+	// peak was 4.2 to 4.8 times on the 421 KB requests (100 children,
+	// with the spec valid or not). On the 44 KB ones the peak is within the
+	// sampling's noise (0.6 to 5.7 times); requestCost covers them.
+	decodeCost = 4
 	// requestCost is charged once per request before Sync: what a request
 	// costs beyond its body (the answer of seven children built from
-	// scratch, the log line). The 5.8 KB new-parent request peaks at 82 KB.
+	// scratch, the log line). The 5.8 KB new-parent request peaks at 12 KB
+	// to 82 KB.
 	requestCost = 64 << 10
 	// configCost is charged per byte of config.yaml a sync may parse
 	// (the inline spec.config, the user's ConfigMap, the observed one)
 	// before Sync: the YAML decoder's nodes, the JSON it converts them to
-	// and the config's copy in the answer. Measured 23.9x for a 256 KiB
-	// config and 19.7x for 1 MiB.
+	// and the config's copy in the answer. Measured 19.6 to 21.2 times for
+	// configs of 256 KiB and 1 MiB.
 	configCost = 24
 	// minBodyBuffer is the first read buffer: a request that sends a few
 	// bytes holds no more than this.
@@ -340,7 +343,7 @@ func grownBuffer(b []byte) []byte {
 
 // bodyCharge is what a body of n bytes in a buffer of capacity size is
 // charged: the buffer, and the decoded request and answer of each byte.
-// With the buffer between n and 2n bytes, that is 3 to 4 times n.
+// With the buffer between n and 2n bytes, that is 5 to 6 times n.
 func bodyCharge(n, size int) int64 {
 	return int64(size) + decodeCost*int64(n)
 }

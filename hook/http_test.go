@@ -68,8 +68,8 @@ func TestHTTPBadInput(t *testing.T) {
 // POSTing the recorded request answers the children and keeps the Secret's
 // keys as observed; the log line has the parent and no secret value.
 func TestHTTPSyncFixture(t *testing.T) {
-	var logs bytes.Buffer
-	srv := newTestServer(t, &logs)
+	logs := &lockedBuffer{}
+	srv := newTestServer(t, logs)
 	code, body := post(t, srv.URL+"/sync", readFixture(t, "sync-v1-observed-children"))
 	if code != 200 {
 		t.Fatalf("%d %s", code, body)
@@ -82,6 +82,8 @@ func TestHTTPSyncFixture(t *testing.T) {
 	if data["GITHUB_TOKEN"] != base64.StdEncoding.EncodeToString([]byte("ghp_example_admin_token")) || data[apiKeyName] == nil {
 		t.Errorf("Secret data %v", data)
 	}
+	// The line is written once the answer is sent.
+	waitUntil(t, "the sync logged", func() bool { return strings.Contains(logs.String(), `"msg":"sync"`) })
 	for _, want := range []string{`"namespace":"default"`, `"name":"monocle-sample"`, `"generation":1`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log %s lacks %s", logs.String(), want)

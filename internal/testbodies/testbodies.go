@@ -41,7 +41,7 @@ func AliasBomb(anchorBytes, refs int) string {
 	b.WriteString("s: &s " + strings.Repeat("A", anchorBytes) + "\nx: [")
 	for i := range refs {
 		if i > 0 {
-			b.WriteString(", ")
+			b.WriteString(",")
 		}
 		b.WriteString("*s")
 	}

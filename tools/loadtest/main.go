@@ -70,7 +70,12 @@ func main() {
 		return
 	}
 	log.SetFlags(0)
-	ok, err := run(os.Args[1:])
+	run := run
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "attack" {
+		run, args = runAttacks, args[1:]
+	}
+	ok, err := run(args)
 	if err != nil {
 		log.Fatal("loadtest: ", err)
 	}

@@ -61,6 +61,13 @@ load: build
 	$(GO) build -o bin/loadtest ./tools/loadtest
 	bin/loadtest -hook bin/monocle-hook $(LOADFLAGS)
 
+# The issue's attacks, each on a fresh hook on 127.0.0.1 with the budget a
+# 128 MiB limit gives (about a minute); see BENCHMARKS.md, "Under attack".
+.PHONY: attack
+attack: build
+	$(GO) build -o bin/loadtest ./tools/loadtest
+	bin/loadtest attack -hook bin/monocle-hook $(ATTACKFLAGS)
+
 image:
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
 

@@ -327,14 +327,20 @@ func putBuffer(b []byte) {
 	}
 }
 
-// grownBuffer is b with room for more: the next pooled size up, or a
-// quarter more past the largest.
-func grownBuffer(b []byte) []byte {
+// grownBuffer is b with room for more: the next pooled size up; past the
+// largest, a quarter more, or up to the size the request announced
+// (total) but never more than twice what has arrived, so that a large body
+// is copied once or twice rather than at every quarter.
+func grownBuffer(b []byte, total int64) []byte {
 	var bigger []byte
 	if cap(b) < maxPooledBuffer {
 		bigger = getBuffer(cap(b) + 1)
 	} else {
-		bigger = make([]byte, 0, cap(b)+cap(b)/4)
+		size := cap(b) + cap(b)/4
+		if total > int64(size) {
+			size = int(min(total, 2*int64(cap(b))))
+		}
+		bigger = make([]byte, 0, size)
 	}
 	bigger = append(bigger, b...)
 	putBuffer(b)
@@ -350,14 +356,15 @@ func bodyCharge(n, size int) int64 {
 
 // readBody reads r whole into a pooled buffer, growing c as bytes arrive
 // (a buffer takes room once a read into it returns: a request that sends
-// nothing holds nothing). The buffer is
-// returned even with an error; putBuffer takes it back.
-func readBody(ctx context.Context, r io.Reader, c *claim) ([]byte, error) {
+// nothing holds nothing). total is the size the request announces, -1 if
+// none: only a hint. The buffer is returned even with an error; putBuffer
+// takes it back.
+func readBody(ctx context.Context, r io.Reader, total int64, c *claim) ([]byte, error) {
 	buf := getBuffer(minBodyBuffer)
 	var charged int64
 	for {
 		if len(buf) == cap(buf) {
-			buf = grownBuffer(buf)
+			buf = grownBuffer(buf, total)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

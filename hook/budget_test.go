@@ -184,13 +184,17 @@ func TestBudgetOldestFirst(t *testing.T) {
 func TestReadBodyGrowsWithWhatArrives(t *testing.T) {
 	tests := map[string]struct {
 		size, wantCap int
+		announced     int64
 	}{
-		"empty":            {0, minBodyBuffer},
-		"10 bytes":         {10, minBodyBuffer},
-		"a full buffer":    {minBodyBuffer, 2 * minBodyBuffer},
-		"44 KB":            {44_248, 64 << 10},
-		"the largest pool": {maxPooledBuffer - 1, maxPooledBuffer},
-		"1 MiB":            {1 << 20, 0},
+		"empty":                 {0, minBodyBuffer, -1},
+		"10 bytes":              {10, minBodyBuffer, -1},
+		"a full buffer":         {minBodyBuffer, minBodyBuffer, -1},
+		"44 KB":                 {44_248, 64 << 10, -1},
+		"the largest pool":      {maxPooledBuffer - 1, maxPooledBuffer, -1},
+		"421 KB":                {421_000, maxPooledBuffer * 5 / 4 * 5 / 4 * 5 / 4, -1},
+		"421 KB, announced":     {421_000, 421_000, 421_000},
+		"421 KB, 4 MiB claimed": {421_000, 2 * maxPooledBuffer, 4 << 20},
+		"1 MiB":                 {1 << 20, 0, -1},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -198,7 +202,7 @@ func TestReadBodyGrowsWithWhatArrives(t *testing.T) {
 			c := b.claim(nil)
 			defer c.release()
 			body := make([]byte, tc.size)
-			buf, err := readBody(t.Context(), &trickle{body: body, chunk: 1000}, c)
+			buf, err := readBody(t.Context(), &trickle{body: body, chunk: 1000}, tc.announced, c)
 			if err != nil || len(buf) != tc.size {
 				t.Fatalf("read %d bytes, %v", len(buf), err)
 			}
@@ -216,17 +220,18 @@ func TestReadBodyGrowsWithWhatArrives(t *testing.T) {
 	}
 }
 
-// trickle reads body chunk bytes at a time.
+// trickle reads body chunk bytes at a time and, as net/http's body of a
+// request with a Content-Length does, says EOF with the last bytes.
 type trickle struct {
 	body  []byte
 	chunk int
 }
 
 func (r *trickle) Read(p []byte) (int, error) {
-	if len(r.body) == 0 {
-		return 0, io.EOF
-	}
 	n := copy(p[:min(len(p), r.chunk)], r.body)
 	r.body = r.body[n:]
+	if len(r.body) == 0 {
+		return n, io.EOF
+	}
 	return n, nil
 }

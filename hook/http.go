@@ -206,7 +206,7 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
 		return false
 	}
-	buf, err := readBody(r.Context(), http.MaxBytesReader(w, r.Body, MaxBodyBytes), c.claim)
+	buf, err := readBody(r.Context(), http.MaxBytesReader(w, r.Body, MaxBodyBytes), r.ContentLength, c.claim)
 	defer putBuffer(buf)
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The cost model: the heap a request may take at its peak, estimated before
@@ -40,6 +42,22 @@ const (
 	pooledSizes     = 7
 	maxPooledBuffer = minBodyBuffer << (pooledSizes - 1)
 )
+
+// syncCost is what a decoded sync request is charged before Sync, on top of
+// its body: requestCost, and configCost for each byte of config.yaml it may
+// parse: the spec (which holds the inline config), and the config.yaml of
+// the user's ConfigMap and of the observed one.
+func syncCost(req *SyncRequest) int64 {
+	n := len(req.Parent.Spec)
+	for _, m := range []map[string]*corev1.ConfigMap{req.Related.ConfigMaps, req.Children.ConfigMaps} {
+		for _, cm := range m {
+			if cm != nil {
+				n += len(cm.Data[configFile])
+			}
+		}
+	}
+	return requestCost + configCost*int64(n)
+}
 
 // DefaultBudgetWait is how long a request waits for the budget to have room
 // before it is answered 429: a normal sync takes about a millisecond, one

@@ -17,7 +17,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // MaxBodyBytes bounds a sync request. A real one with seven children is
@@ -135,7 +134,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	if !c.checkParent(w, req.Parent) {
 		return
 	}
-	if !c.reserve(w, r.Context(), requestCost+configCost*configBytes(&req)) {
+	if !c.reserve(w, r.Context(), syncCost(&req)) {
 		return
 	}
 	resp, err := Sync(&req, s.env)
@@ -340,21 +339,6 @@ func handlerOf(path string) string {
 		return handlerCustomize
 	}
 	return "other"
-}
-
-// configBytes is the most config.yaml a sync may parse: the spec (which
-// holds the inline config), and the config.yaml of the user's ConfigMap
-// and of the observed one.
-func configBytes(req *SyncRequest) int64 {
-	n := len(req.Parent.Spec)
-	for _, m := range []map[string]*corev1.ConfigMap{req.Related.ConfigMaps, req.Children.ConfigMaps} {
-		for _, cm := range m {
-			if cm != nil {
-				n += len(cm.Data[configFile])
-			}
-		}
-	}
-	return int64(n)
 }
 
 // decodeError says where and how a body failed to decode, never quoting it:

@@ -33,6 +33,7 @@ import (
 	rtmetrics "runtime/metrics"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
@@ -519,7 +520,8 @@ func BenchmarkLastApplied(b *testing.B) {
 // live heap it reads after each cycle follows the handler's own; the
 // largest sample over the runs is reported (peak-B; per body byte:
 // peak/body; per config byte, beyond the same request without the config:
-// peak/config). B/op is -benchmem's: every byte allocated, garbage
+// peak/config), and what the budget charges the request against it
+// (charged/peak: above 1, the estimate covers the peak). B/op is -benchmem's: every byte allocated, garbage
 // included, an upper bound of the peak. Run it with -benchtime 5x or so:
 // GOGC=1 makes each run slow.
 func BenchmarkRequestHeap(b *testing.B) {
@@ -564,11 +566,29 @@ func BenchmarkRequestHeap(b *testing.B) {
 			}
 			b.ReportMetric(float64(peak), "peak-B")
 			b.ReportMetric(float64(peak)/float64(len(f.body)), "peak/body")
+			b.ReportMetric(float64(charged(b, f.body))/float64(peak), "charged/peak")
 			if f.config > 0 {
 				b.ReportMetric(float64(peak-basePeak)/float64(f.config), "peak/config")
 			}
 		})
 	}
+}
+
+// charged is what the budget charges the body's request in all: its
+// buffer as readBody grows it, its bytes, and syncCost.
+func charged(b *testing.B, body []byte) int64 {
+	budget := NewBudget(1<<40, time.Second)
+	c := budget.claim(nil)
+	defer c.release()
+	buf, err := readBody(b.Context(), bytes.NewReader(body), int64(len(body)), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer putBuffer(buf)
+	if err := c.grow(b.Context(), syncCost(decodeRequest(b, buf)), true); err != nil {
+		b.Fatal(err)
+	}
+	return budget.InUse()
 }
 
 // peakLive runs f with the GC at GOGC=1 and returns how far the live heap

@@ -118,6 +118,7 @@ type claim struct {
 	want      int64         // > 0 while waiting for that much
 	computing bool          // past its last growth: never taken back
 	wounded   bool          // taken back: the request must give up
+	tracked   bool          // in b.claims
 	wake      chan struct{} // signalled when room may have been freed
 	deadline  time.Time     // of the wait; set by the first one
 
@@ -168,22 +169,26 @@ func (c *claim) grow(ctx context.Context, n int64, final bool) error {
 			return nil
 		}
 		// Take room back from younger requests, youngest first, until this
-		// one fits.
+		// one fits; unless even all they hold would not do: then wait
+		// for older ones to finish (younger ones cannot grow meanwhile),
+		// and look again.
 		c.want = n
 		b.track(c)
 		var interrupted []*claim
-		for i := len(b.claims) - 1; i >= 0 && b.used+n > b.limit; i-- {
-			y := b.claims[i]
-			if y.seq <= c.seq {
-				break
+		if b.used-b.takeable(c)+n <= b.limit {
+			for i := len(b.claims) - 1; i >= 0 && b.used+n > b.limit; i-- {
+				y := b.claims[i]
+				if y.seq <= c.seq {
+					break
+				}
+				if y.computing || y.wounded {
+					continue
+				}
+				b.used -= y.held
+				y.held, y.wounded = 0, true
+				y.signal()
+				interrupted = append(interrupted, y)
 			}
-			if y.computing || y.wounded {
-				continue
-			}
-			b.used -= y.held
-			y.held, y.wounded = 0, true
-			y.signal()
-			interrupted = append(interrupted, y)
 		}
 		if len(interrupted) > 0 {
 			b.prune()
@@ -261,6 +266,18 @@ func (c *claim) signal() {
 	}
 }
 
+// takeable is the room that requests younger than c hold and could give
+// back: those not yet computing.
+func (b *Budget) takeable(c *claim) int64 {
+	var n int64
+	for _, y := range b.claims {
+		if y.seq > c.seq && !y.computing && !y.wounded {
+			n += y.held
+		}
+	}
+	return n
+}
+
 // olderWaiting says whether a request older than c waits for room: c must
 // not take it first.
 func (b *Budget) olderWaiting(c *claim) bool {
@@ -277,11 +294,10 @@ func (b *Budget) olderWaiting(c *claim) bool {
 
 // track keeps c in b.claims (in age order) while it holds or wants room.
 func (b *Budget) track(c *claim) {
-	for _, o := range b.claims {
-		if o == c {
-			return
-		}
+	if c.tracked {
+		return
 	}
+	c.tracked = true
 	i := len(b.claims)
 	for i > 0 && b.claims[i-1].seq > c.seq {
 		i--
@@ -297,6 +313,8 @@ func (b *Budget) prune() {
 	for _, c := range b.claims {
 		if (c.held > 0 || c.want > 0) && !c.wounded {
 			kept = append(kept, c)
+		} else {
+			c.tracked = false
 		}
 	}
 	clear(b.claims[len(kept):])

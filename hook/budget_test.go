@@ -235,3 +235,34 @@ func (r *trickle) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// A request that could not fit even with all the room younger ones hold
+// takes none of it: it waits for the older ones, and the younger ones keep
+// theirs.
+func TestBudgetTakesBackOnlyWhatHelps(t *testing.T) {
+	b := NewBudget(1000, time.Minute)
+	ctx := t.Context()
+	computing := b.claim(nil)
+	if err := computing.grow(ctx, 700, true); err != nil {
+		t.Fatal(err)
+	}
+	c := b.claim(nil)
+	var interrupted atomic.Int32
+	younger := b.claim(func() { interrupted.Add(1) })
+	if err := younger.grow(ctx, 100, false); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.grow(context.Background(), 500, false) }()
+	waitUntil(t, "waiting", func() bool { return b.waiting() == 1 })
+	if younger.isWounded() || interrupted.Load() != 0 {
+		t.Fatal("the younger request was refused for nothing: 500 does not fit in 1000 - 700")
+	}
+	computing.release()
+	if err := <-done; err != nil {
+		t.Fatalf("grow after the older one is done: %v", err)
+	}
+	if younger.isWounded() {
+		t.Error("the younger request was refused: 100 + 500 fit")
+	}
+}

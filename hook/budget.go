@@ -168,15 +168,17 @@ func (c *claim) grow(ctx context.Context, n int64, final bool) error {
 			b.track(c)
 			return nil
 		}
-		// Take room back from younger requests, youngest first, until this
-		// one fits; unless even all they hold would not do: then wait
-		// for older ones to finish (younger ones cannot grow meanwhile),
-		// and look again.
+		// Requests computing their answer free their room within
+		// milliseconds: wait for them. If this one would not fit even
+		// then, take room back from younger requests still reading or
+		// waiting, youngest first, until it would; unless even all they
+		// hold would not do: then wait for older ones to finish (younger
+		// ones cannot grow meanwhile), and look again.
 		c.want = n
 		b.track(c)
 		var interrupted []*claim
-		if b.used-b.takeable(c)+n <= b.limit {
-			for i := len(b.claims) - 1; i >= 0 && b.used+n > b.limit; i-- {
+		if stays := b.used - b.computingHeld(); stays+n > b.limit && stays-b.takeable(c)+n <= b.limit {
+			for i := len(b.claims) - 1; i >= 0 && stays+n > b.limit; i-- {
 				y := b.claims[i]
 				if y.seq <= c.seq {
 					break
@@ -184,6 +186,7 @@ func (c *claim) grow(ctx context.Context, n int64, final bool) error {
 				if y.computing || y.wounded {
 					continue
 				}
+				stays -= y.held
 				b.used -= y.held
 				y.held, y.wounded = 0, true
 				y.signal()
@@ -264,6 +267,17 @@ func (c *claim) signal() {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// computingHeld is the room held by requests computing their answer.
+func (b *Budget) computingHeld() int64 {
+	var n int64
+	for _, c := range b.claims {
+		if c.computing {
+			n += c.held
+		}
+	}
+	return n
 }
 
 // takeable is the room that requests younger than c hold and could give

@@ -114,7 +114,8 @@ func TestBudgetWaiterGetsRoom(t *testing.T) {
 
 // An older request that needs room takes it back from younger ones that
 // are still reading (they are interrupted and refused), youngest first and
-// no more than it needs; one that computes is left alone.
+// no more than it needs once the ones computing are done; it waits for
+// those, which are left alone.
 func TestBudgetOlderTakesRoomBack(t *testing.T) {
 	b := NewBudget(1000, time.Minute)
 	ctx := t.Context()
@@ -131,17 +132,23 @@ func TestBudgetOlderTakesRoomBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := older.grow(ctx, 200, false); err != nil {
-		t.Fatalf("the older request: %v", err)
-	}
+	// 500 more: 1000 - 300 (computing) - 300 (reading2) is room enough.
+	done := make(chan error, 1)
+	go func() { done <- older.grow(context.Background(), 500, false) }()
+	waitUntil(t, "the youngest refused", reading2.isWounded)
+	waitUntil(t, "the older waiting", func() bool { return b.waiting() == 1 })
 	if got := []int32{interrupted[0].Load(), interrupted[1].Load(), interrupted[2].Load()}; got[0] != 0 || got[1] != 0 || got[2] != 1 {
 		t.Errorf("interrupted (computing, reading1, reading2) = %v, want only the youngest", got)
 	}
-	if !reading2.isWounded() || reading1.isWounded() || computing.isWounded() {
+	if reading1.isWounded() || computing.isWounded() {
 		t.Error("the wrong request was refused")
 	}
 	if err := reading2.grow(ctx, 1, false); !errors.Is(err, errOverBudget) {
 		t.Errorf("the refused request grows again: %v", err)
+	}
+	computing.release()
+	if err := <-done; err != nil {
+		t.Fatalf("the older request: %v", err)
 	}
 	if b.InUse() != 900 {
 		t.Errorf("in use %d, want 900", b.InUse())
@@ -152,6 +159,36 @@ func TestBudgetOlderTakesRoomBack(t *testing.T) {
 	reading1.interruptRead()
 	if interrupted[1].Load() != 0 {
 		t.Error("a request was interrupted after its end")
+	}
+}
+
+// A request that finds the room it needs held by requests computing their
+// answer waits for them, and takes nothing from younger ones.
+func TestBudgetWaitsForComputingRequests(t *testing.T) {
+	b := NewBudget(1000, time.Minute)
+	ctx := t.Context()
+	older := b.claim(nil)
+	if err := older.grow(ctx, 100, false); err != nil {
+		t.Fatal(err)
+	}
+	computing := b.claim(nil)
+	if err := computing.grow(ctx, 600, true); err != nil {
+		t.Fatal(err)
+	}
+	var interrupted atomic.Int32
+	younger := b.claim(func() { interrupted.Add(1) })
+	if err := younger.grow(ctx, 300, false); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- older.grow(context.Background(), 500, false) }()
+	waitUntil(t, "the older waiting", func() bool { return b.waiting() == 1 })
+	if younger.isWounded() || interrupted.Load() != 0 {
+		t.Fatal("the younger request was refused, where the computing one frees enough")
+	}
+	computing.release()
+	if err := <-done; err != nil {
+		t.Fatalf("the older request: %v", err)
 	}
 }
 

@@ -33,7 +33,7 @@ import (
 //   - the rest is headroom for what neither counts: the binary's resident
 //     pages (the idle hook is 14 MiB resident), connection buffers, the
 //     pool of read buffers, the estimate's own error, and what the budget
-//     cannot see (a YAML alias bomb: #10's bounded decoder refuses it).
+//     cannot see (a YAML alias bomb: the config's bounded decoder must refuse it).
 const (
 	budgetShareOfLimit = 4 // the budget is the container's limit / 4
 	minBudget          = 1 << 20

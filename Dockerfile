@@ -7,7 +7,8 @@ COPY *.go ./
 COPY hook ./hook
 COPY internal ./internal
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /monocle-hook .
+ARG COMMIT=unknown
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /monocle-hook .
 
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION=dev

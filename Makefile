@@ -1,9 +1,12 @@
 # monocle-hook: `make run` serves the hook on 127.0.0.1:8080, `make test`
 # runs every test (unit, then the real API server ones).
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version is the chart's appVersion (`monocle-hook --version` prints
+# it, with the commit and the Go version).
+VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 IMAGE   ?= ghcr.io/change-metrics/monocle-hook:$(VERSION)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Fuzz time per target in `make fuzz` (and so in `make test`).
 FUZZTIME ?= 15s
 
@@ -67,8 +70,15 @@ load: build
 	$(GO) build -o bin/loadtest ./tools/loadtest
 	bin/loadtest -hook bin/monocle-hook $(LOADFLAGS)
 
+# The issue's attacks, each on a fresh hook on 127.0.0.1 with the budget a
+# 128 MiB limit gives (about a minute); see BENCHMARKS.md, "Under attack".
+.PHONY: attack
+attack: build
+	$(GO) build -o bin/loadtest ./tools/loadtest
+	bin/loadtest attack -hook bin/monocle-hook $(ATTACKFLAGS)
+
 image:
-	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
 
 clean:
 	rm -rf bin

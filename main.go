@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -23,72 +26,179 @@ import (
 	"github.com/change-metrics/monocle-hook/hook"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and commit are stamped by the Makefile and the image build with
+// -ldflags "-X main.version=... -X main.commit=...": the version is the
+// chart's appVersion.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 const usage = `monocle-hook: Metacontroller's sync hook for Monocle objects.
 
 Usage:
-  monocle-hook [--listen :8080] [--shutdown-timeout 20s]   serve the hook
-               [--tls-cert-file F --tls-key-file K]        over HTTPS, reloading F and K when they change
-  monocle-hook render -f monocle.yaml                       print a Monocle's children as YAML
-  monocle-hook check -f objects.yaml                        list the Monocles this version would not apply in full
-                                                            (objects.yaml: kubectl get monocles,configmaps,secrets -A -o yaml)
-  monocle-hook snapshot --elastic URL --repository R --location P --keep N   snapshot a Monocle's indices, keep the N newest
-  monocle-hook restore --elastic URL --repository R --location P --snapshot S  restore them from snapshot S
-  monocle-hook restore-job --monocle N --namespace NS --snapshot S           print a Job that runs restore
+  monocle-hook [flags]                 serve the hook, its health endpoints and /metrics
+  monocle-hook render -f monocle.yaml  print a Monocle's children as YAML
+  monocle-hook check -f objects.yaml   list the Monocles this version would not apply in full, and why
+                                       (objects.yaml: kubectl get monocles,configmaps,secrets -A -o yaml)
+  monocle-hook snapshot --elastic URL --repository R --location P --keep N
+                                       snapshot a Monocle's indices, keep the N newest
+  monocle-hook restore --elastic URL --repository R --location P --snapshot S
+                                       restore them from snapshot S
+  monocle-hook restore-job --monocle N --namespace NS --snapshot S
+                                       print a Job that runs restore
+  monocle-hook --version               print the version, the commit and the Go version
+
+Flags:
 `
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "check" {
-		os.Exit(check(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	if code, ok := runSnapshotCommand(os.Args[1:], os.Stdout, os.Stderr); ok {
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "render" {
-		if err := render(os.Args[2:], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		if code, ok := subcommand(os.Args[1], os.Args[2:]); ok {
+			os.Exit(code)
 		}
-		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if err := serve(ctx, os.Args[1:], log, nil); err != nil {
+	err := serve(ctx, os.Args[1:], os.Stderr, nil)
+	switch {
+	case errors.Is(err, errExit):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "monocle-hook:", err)
 		os.Exit(1)
 	}
 }
 
-// serve answers until ctx is done, then drains: /readyz fails and in-flight
-// syncs get up to --shutdown-timeout to finish. started, if not nil, is
-// told the address it listens on.
-func serve(ctx context.Context, args []string, log *slog.Logger, started func(net.Addr)) error {
+// subcommand runs the named subcommand and gives its exit code; ok is false
+// when name is none, and the hook serves.
+func subcommand(name string, args []string) (code int, ok bool) {
+	switch name {
+	case "render":
+		if err := render(args, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)
+			return 1, true
+		}
+		return 0, true
+	case "check":
+		return check(args, os.Stdin, os.Stdout, os.Stderr), true
+	}
+	return runSnapshotCommand(append([]string{name}, args...), os.Stdout, os.Stderr)
+}
+
+var (
+	// errExit: --help or --version was answered; exit 0.
+	errExit = errors.New("done")
+	// errUsage: the flags were wrong, and said so with the usage.
+	errUsage = errors.New("usage")
+)
+
+// options are the serving flags.
+type options struct {
+	listen            string
+	drain             time.Duration
+	certFile, keyFile string
+	logLevel          slog.Level
+	memory            memorySettings
+}
+
+// parseFlags reads the serving flags. --help prints the usage and
+// --version the version to stdout, and both return errExit; a wrong flag
+// prints the usage to stderr and returns errUsage.
+func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("monocle-hook", flag.ContinueOnError)
+	var out bytes.Buffer
+	fs.SetOutput(&out)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
-	listen := fs.String("listen", ":8080", "address to serve the hook, health and metrics on")
-	drain := fs.Duration("shutdown-timeout", 20*time.Second, "how long in-flight syncs may take to finish on SIGTERM")
-	certFile := fs.String("tls-cert-file", "", "serve HTTPS with this PEM certificate (chain); reloaded when it changes; needs --tls-key-file")
-	keyFile := fs.String("tls-key-file", "", "the PEM private key of --tls-cert-file")
+	fs.StringVar(&o.listen, "listen", ":8080", "address to serve the hook, health and metrics on")
+	fs.DurationVar(&o.drain, "shutdown-timeout", 20*time.Second, "how long in-flight syncs may take to finish on SIGTERM")
+	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (chain); reloaded when it changes; needs --tls-key-file")
+	fs.StringVar(&o.keyFile, "tls-key-file", "", "the PEM private key of --tls-cert-file")
+	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "the least level logged: debug (adds one line per customize request), info (one line per sync), warn (failed and refused requests), error")
+	budget := fs.String("memory-budget", "", "the heap the /sync and /customize requests in flight may take, as a quantity (e.g. 32Mi); a request that does not fit\n"+
+		"waits up to 1s, then is answered 429 with Retry-After. Default: a quarter of the container's memory limit (cgroup v2 memory.max,\n"+
+		"or v1 memory.limit_in_bytes), else 32Mi. Unless GOMEMLIMIT is set, the Go runtime's memory limit is set to 1.5 times the budget")
+	showVersion := fs.Bool("version", false, "print the version, the commit and the Go version, and exit")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			io.Copy(stdout, &out)
+			return o, errExit
+		}
+		io.Copy(stderr, &out)
+		return o, errUsage
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, versionLine())
+		return o, errExit
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	tlsConf, err := tlsConfig(*certFile, *keyFile, log)
+	var err error
+	if o.memory, err = memoryFor(*budget, os.DirFS("/")); err != nil {
+		return o, fmt.Errorf("--memory-budget: %w", err)
+	}
+	return o, nil
+}
+
+// versionLine is what --version prints.
+func versionLine() string {
+	return fmt.Sprintf("monocle-hook %s (commit %s, %s)", version, buildCommit(), runtime.Version())
+}
+
+// buildCommit is the stamped commit, else the one the Go toolchain records
+// when it builds in a git checkout.
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", ""
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value[:min(len(s.Value), 12)]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	return rev + dirty
+}
+
+// serve answers until ctx is done, then drains: /readyz fails and in-flight
+// syncs get up to --shutdown-timeout to finish. It logs JSON lines to logs.
+// started, if not nil, is told the address it listens on.
+func serve(ctx context.Context, args []string, logs io.Writer, started func(net.Addr)) error {
+	o, err := parseFlags(args, os.Stdout, os.Stderr)
 	if err != nil {
 		return err
 	}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: o.logLevel}))
+	tlsConf, err := tlsConfig(o.certFile, o.keyFile, log)
+	if err != nil {
+		return err
+	}
+	o.memory.apply()
 
-	srv := hook.NewServer(hook.Env{Now: time.Now, Rand: rand.Reader}, log, prometheus.NewRegistry(), version)
+	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader}, log, prometheus.NewRegistry(),
+		hook.Options{Version: version, MemoryBudget: o.memory.budget})
 	httpServer := &http.Server{
-		Addr:              *listen,
+		Addr:              o.listen,
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
+		// Metacontroller's hook timeout (10 s): a body still arriving
+		// after it has no one waiting for the answer, and would hold its
+		// part of the memory budget for nothing. Under the write timeout,
+		// so that its 408 can still be written.
+		ReadTimeout: 10 * time.Second,
 		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
 		// its timeout, not a cut connection.
 		WriteTimeout: 15 * time.Second,
@@ -99,7 +209,7 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	listener, err := net.Listen("tcp", *listen)
+	listener, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
@@ -112,7 +222,8 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 		}
 		errc <- httpServer.Serve(listener)
 	}()
-	log.Info("serving", "address", listener.Addr().String(), "https", tlsConf != nil, "version", version)
+	log.Info("serving", "address", listener.Addr().String(), "https", tlsConf != nil, "version", version, "commit", buildCommit(),
+		"memoryBudgetBytes", o.memory.budget, "budgetFrom", o.memory.from, "goMemLimitBytes", debug.SetMemoryLimit(-1))
 	if started != nil {
 		started(listener.Addr())
 	}
@@ -122,10 +233,10 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing in-flight syncs", "timeout", drain.String())
+	log.Info("shutting down: finishing in-flight syncs", "timeout", o.drain.String())
 	srv.Drain()
 	// A fresh context: the signal's one is already done.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), *drain)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.drain)
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

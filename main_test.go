@@ -7,16 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -40,12 +41,12 @@ func (b *syncBuffer) String() string {
 
 // startServe runs serve with args until the test ends, and returns the
 // address it listens on.
-func startServe(t *testing.T, log *slog.Logger, args ...string) string {
+func startServe(t *testing.T, logs io.Writer, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, args, log, func(a net.Addr) { addrc <- a }) }()
+	go func() { done <- serve(ctx, args, logs, func(a net.Addr) { addrc <- a }) }()
 	select {
 	case a := <-addrc:
 		t.Cleanup(func() {
@@ -70,11 +71,7 @@ func TestSIGTERMFinishesInFlightSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "monocle-hook")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--shutdown-timeout=10s")
+	cmd := exec.Command(hookBinary(t), "--listen=127.0.0.1:0", "--shutdown-timeout=10s")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -190,8 +187,7 @@ func TestServeLogsAndMetricsHoldNoSecret(t *testing.T) {
 	const token = "ghp_T0KEN0123456789sentInABadBody"
 
 	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	base := "http://" + startServe(t, log, "--listen=127.0.0.1:0")
+	base := "http://" + startServe(t, logs, "--listen=127.0.0.1:0", "--log-level=debug")
 	post := func(path, body string) (int, string) {
 		t.Helper()
 		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
@@ -208,8 +204,11 @@ func TestServeLogsAndMetricsHoldNoSecret(t *testing.T) {
 		// The admin's GITHUB_TOKEN is kept: it went through the process.
 		t.Fatalf("sync answered %d without the admin's key: %.300s", code, answer)
 	}
-	if !strings.Contains(logs.String(), `"msg":"sync"`) {
-		t.Fatalf("the sync was not logged:\n%s", logs.String())
+	// The line is written once the answer is sent.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `"msg":"sync"`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sync was not logged:\n%s", logs.String())
+		}
 	}
 
 	for _, c := range []struct{ name, path, body string }{
@@ -246,7 +245,7 @@ func TestServeLogsAndMetricsHoldNoSecret(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !bytes.Contains(metrics, []byte(`monocle_hook_sync_errors_total{reason="malformed"}`)) {
+	if !bytes.Contains(metrics, []byte(`monocle_hook_sync_errors_total{handler="sync",reason="malformed"}`)) {
 		t.Fatalf("unexpected /metrics:\n%s", metrics)
 	}
 	for _, s := range append(secrets, token) {
@@ -261,3 +260,167 @@ func TestServeLogsAndMetricsHoldNoSecret(t *testing.T) {
 		}
 	}
 }
+
+var (
+	builtOnce sync.Once
+	builtPath string
+	builtErr  error
+)
+
+// stampedVersion and stampedCommit are what hookBinary stamps, as the
+// Makefile does.
+const stampedVersion, stampedCommit = "9.8.7", "0123456789ab"
+
+// hookBinary builds the hook once per test run, stamped as the Makefile
+// stamps it.
+func hookBinary(t *testing.T) string {
+	t.Helper()
+	builtOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "monocle-hook-test-")
+		if err != nil {
+			builtErr = err
+			return
+		}
+		builtPath = filepath.Join(dir, "monocle-hook")
+		out, err := exec.Command("go", "build", "-ldflags",
+			"-X main.version="+stampedVersion+" -X main.commit="+stampedCommit, "-o", builtPath, ".").CombinedOutput()
+		if err != nil {
+			builtErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if builtErr != nil {
+		t.Fatal(builtErr)
+	}
+	return builtPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtPath != "" {
+		os.RemoveAll(filepath.Dir(builtPath))
+	}
+	os.Exit(code)
+}
+
+// --help and --version answer on standard output and exit 0; a wrong flag
+// prints the usage on standard error and exits 2.
+func TestBinaryHelpAndVersion(t *testing.T) {
+	bin := hookBinary(t)
+	tests := map[string]struct {
+		args         []string
+		code         int
+		stdout       []string
+		stderr       string
+		stdoutIsLine bool
+	}{
+		"--help":             {args: []string{"--help"}, stdout: []string{"Usage:", "-memory-budget", "-log-level", "-version", "-listen", "cgroup"}},
+		"-h":                 {args: []string{"-h"}, stdout: []string{"Usage:"}},
+		"version":            {args: []string{"--version"}, stdout: []string{"monocle-hook " + stampedVersion + " (commit " + stampedCommit + ", " + runtime.Version() + ")\n"}, stdoutIsLine: true},
+		"a wrong flag":       {args: []string{"--no-such-flag"}, code: 2, stderr: "Usage:"},
+		"a wrong level":      {args: []string{"--log-level=loud"}, code: 2, stderr: "-log-level"},
+		"a wrong budget":     {args: []string{"--memory-budget=lots"}, code: 1, stderr: `--memory-budget: "lots" is not a quantity`},
+		"a budget under 1Mi": {args: []string{"--memory-budget=100Ki"}, code: 1, stderr: "under the least budget"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+			for _, want := range tc.stdout {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			if tc.stdoutIsLine && stdout.String() != tc.stdout[0] {
+				t.Errorf("stdout %q, want exactly %q", stdout.String(), tc.stdout[0])
+			}
+			if !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr.String())
+			}
+			if tc.code == 0 && stderr.Len() > 0 {
+				t.Errorf("stderr: %s", stderr.String())
+			}
+		})
+	}
+}
+
+// The budget is --memory-budget, else a quarter of the cgroup's memory
+// limit (the smallest on the way to the root), else the default; the Go
+// memory limit is 1.5 times the budget.
+func TestMemoryFor(t *testing.T) {
+	const mi = 1 << 20
+	unlimitedV1 := "9223372036854771712\n"
+	tests := map[string]struct {
+		flag   string
+		files  fstest.MapFS
+		budget int64
+		from   string
+	}{
+		"cgroup v2, own namespace": {
+			files:  fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("134217728\n")},
+			budget: 32 * mi, from: "/sys/fs/cgroup/memory.max",
+		},
+		"cgroup v2, no limit": {
+			files:  fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("max\n")},
+			budget: 32 * mi, from: "default",
+		},
+		"cgroup v2, the host's path, a parent's limit smaller": {
+			files: fstest.MapFS{
+				"proc/self/cgroup":                          file("0::/kubepods/pod1/c1\n"),
+				"sys/fs/cgroup/kubepods/pod1/c1/memory.max": file("max\n"),
+				"sys/fs/cgroup/kubepods/pod1/memory.max":    file("268435456\n"),
+				"sys/fs/cgroup/kubepods/memory.max":         file("1073741824\n"),
+			},
+			budget: 64 * mi, from: "/sys/fs/cgroup/kubepods/pod1/memory.max",
+		},
+		"cgroup v1, the host's path": {
+			files: fstest.MapFS{
+				"proc/self/cgroup": file("12:pids:/kubepods/pod1/c1\n4:cpu,memory:/kubepods/pod1/c1\n"),
+				"sys/fs/cgroup/memory/kubepods/pod1/c1/memory.limit_in_bytes": file("134217728\n"),
+				"sys/fs/cgroup/memory/memory.limit_in_bytes":                  file(unlimitedV1),
+			},
+			budget: 32 * mi, from: "/sys/fs/cgroup/memory/kubepods/pod1/c1/memory.limit_in_bytes",
+		},
+		"cgroup v1, only the container's own cgroup mounted": {
+			files: fstest.MapFS{
+				"proc/self/cgroup":                           file("4:memory:/docker/abc\n"),
+				"sys/fs/cgroup/memory/memory.limit_in_bytes": file("536870912\n"),
+			},
+			budget: 128 * mi, from: "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+		},
+		"cgroup v1, no limit": {
+			files: fstest.MapFS{
+				"proc/self/cgroup":                           file("4:memory:/\n"),
+				"sys/fs/cgroup/memory/memory.limit_in_bytes": file(unlimitedV1),
+			},
+			budget: 32 * mi, from: "default",
+		},
+		"no /proc":          {files: fstest.MapFS{}, budget: 32 * mi, from: "default"},
+		"a tiny limit":      {files: fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("2097152\n")}, budget: mi, from: "memory.max"},
+		"the flag wins":     {flag: "48Mi", files: fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("134217728\n")}, budget: 48 * mi, from: "--memory-budget"},
+		"the flag in bytes": {flag: "50000000", files: fstest.MapFS{}, budget: 50000000, from: "--memory-budget"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m, err := memoryFor(tc.flag, tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.budget != tc.budget || m.goMemLimit != tc.budget*3/2 || !strings.Contains(m.from, tc.from) {
+				t.Errorf("budget %d, Go limit %d, from %q; want %d, %d, from %q", m.budget, m.goMemLimit, m.from, tc.budget, tc.budget*3/2, tc.from)
+			}
+		})
+	}
+}
+
+func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }

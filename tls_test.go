@@ -94,7 +94,7 @@ func TestServeTLSReloadsTheKeyPair(t *testing.T) {
 	first := writeKeyPair(t, certFile, keyFile)
 
 	logs := &syncBuffer{}
-	addr := startServe(t, slog.New(slog.NewJSONHandler(logs, nil)),
+	addr := startServe(t, logs,
 		"--listen=127.0.0.1:0", "--tls-cert-file="+certFile, "--tls-key-file="+keyFile)
 	url := "https://" + addr + "/healthz"
 
@@ -221,7 +221,7 @@ func TestServeTLSFlagsGoTogether(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 			defer cancel()
 			err := serve(ctx, append([]string{"--listen=127.0.0.1:0"}, args...),
-				slog.New(slog.NewTextHandler(io.Discard, nil)), func(net.Addr) { started = true })
+				io.Discard, func(net.Addr) { started = true })
 			if err == nil || started {
 				t.Fatalf("serve: %v, started: %v", err, started)
 			}

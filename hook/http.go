@@ -1,13 +1,16 @@
 package hook
 
 import (
-	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -22,25 +25,57 @@ import (
 // about 44 KiB; 100 children stay well under 1 MiB.
 const MaxBodyBytes = 4 << 20
 
-// Server is the HTTP face of Sync: it decodes, calls Sync and encodes.
+// DefaultMemoryBudget is the budget when none is given: a quarter of the
+// chart's 128 MiB memory limit, as main derives it from a container's limit.
+const DefaultMemoryBudget = 32 << 20
+
+// retryAfterSeconds is the Retry-After of a 429. Metacontroller (v4.17)
+// requeues the Monocle after that many seconds, without backoff and
+// without a SyncError event; a burst that fills the budget is over in
+// well under a second.
+const retryAfterSeconds = 1
+
+// Server is the HTTP face of Sync: it reads, decodes, calls Sync and
+// encodes, within a memory budget.
 type Server struct {
 	env      Env
 	log      *slog.Logger
 	metrics  *metrics
 	gatherer prometheus.Gatherer
+	budget   *Budget
 	draining atomic.Bool
 }
 
-// NewServer registers the hook's metrics with reg.
+// Options tune a Server; the zero value takes the defaults.
+type Options struct {
+	// Version names the build in monocle_hook_build_info.
+	Version string
+	// MemoryBudget bounds, in bytes, the heap the /sync and /customize
+	// requests in flight may take (see Budget). 0: DefaultMemoryBudget.
+	MemoryBudget int64
+	// BudgetWait is the longest a request waits for room in the budget
+	// before it is answered 429. 0: DefaultBudgetWait.
+	BudgetWait time.Duration
+}
+
+// NewServer registers the hook's metrics with reg, with the default budget.
 func NewServer(env Env, log *slog.Logger, reg *prometheus.Registry, version string) *Server {
-	return &Server{env: env, log: log, metrics: newMetrics(reg, version), gatherer: reg}
+	return New(env, log, reg, Options{Version: version})
+}
+
+// New registers the hook's metrics with reg.
+func New(env Env, log *slog.Logger, reg *prometheus.Registry, opts Options) *Server {
+	budget := NewBudget(cmp.Or(opts.MemoryBudget, DefaultMemoryBudget), cmp.Or(opts.BudgetWait, DefaultBudgetWait))
+	return &Server{env: env, log: log, metrics: newMetrics(reg, opts.Version, budget), gatherer: reg, budget: budget}
 }
 
 // Drain makes /readyz fail, so that endpoints stop routing here while the
 // server finishes the syncs it has.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// Handler routes the hook's endpoints.
+// Handler routes the hook's endpoints. Only /sync and /customize take
+// from the memory budget: the health endpoints and /metrics answer however
+// full it is.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.recoverPanic)
@@ -63,87 +98,221 @@ func (s *Server) Handler() http.Handler {
 	return r
 }
 
+const (
+	handlerSync      = "sync"
+	handlerCustomize = "customize"
+)
+
+// call is one /sync or /customize request: its claim on the budget and
+// what it is counted as.
+type call struct {
+	s       *Server
+	handler string
+	start   time.Time
+	result  string
+	claim   *claim
+}
+
+func (s *Server) begin(w http.ResponseWriter, handler string) *call {
+	rc := http.NewResponseController(w)
+	// An older request that needs the room this one holds while it waits
+	// for its body makes that read return at once (and the request 429).
+	interrupt := func() { rc.SetReadDeadline(time.Now()) }
+	return &call{s: s, handler: handler, start: time.Now(), result: resultError, claim: s.budget.claim(interrupt)}
+}
+
+func (c *call) end() {
+	c.claim.release()
+	c.s.metrics.observe(c.handler, c.result, time.Since(c.start))
+}
+
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	result := "error"
-	defer func() { s.metrics.observe(result, time.Since(start)) }()
+	c := s.begin(w, handlerSync)
+	defer c.end()
 	var req SyncRequest
-	if !s.decode(w, r, &req, "sync") {
+	if !c.decode(w, r, &req) {
+		return
+	}
+	if !c.checkParent(w, req.Parent) {
+		return
+	}
+	if !c.reserve(w, r.Context(), syncCost(&req)) {
 		return
 	}
 	resp, err := Sync(&req, s.env)
 	if err != nil {
 		if errors.Is(err, ErrBadRequest) {
-			s.fail(w, http.StatusBadRequest, "malformed", err.Error())
+			c.fail(w, http.StatusBadRequest, "malformed", err.Error())
 			return
 		}
-		s.fail(w, http.StatusInternalServerError, "internal", err.Error())
+		c.fail(w, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
+		c.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
-
-	result = "ok"
-	elapsed := time.Since(start)
+	if !c.answer(w, body) {
+		return
+	}
 	s.metrics.countChildren(resp.Children)
 	if resp.Status.Refused() != nil {
-		s.metrics.errors.WithLabelValues("invalid_spec").Inc()
+		s.metrics.errors.WithLabelValues(handlerSync, "invalid_spec").Inc()
 	}
 	md := req.Parent.Metadata
 	s.log.Info("sync",
 		"namespace", md.Namespace, "name", md.Name, "generation", md.Generation,
 		"children", len(resp.Children), "ready", conditionStatus(resp.Status, ConditionReady),
-		"specApplied", conditionStatus(resp.Status, ConditionSpecApplied), "seconds", elapsed.Seconds())
+		"specApplied", conditionStatus(resp.Status, ConditionSpecApplied), "seconds", time.Since(c.start).Seconds())
 }
 
 func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
+	c := s.begin(w, handlerCustomize)
+	defer c.end()
 	var req CustomizeRequest
-	if !s.decode(w, r, &req, "customize") {
+	if !c.decode(w, r, &req) {
+		return
+	}
+	if !c.checkParent(w, req.Parent) {
+		return
+	}
+	if !c.reserve(w, r.Context(), requestCost) {
 		return
 	}
 	resp, err := Customize(&req)
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, "malformed", err.Error())
+		c.fail(w, http.StatusBadRequest, "malformed", err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(resp)
+	body, err := json.Marshal(resp)
+	if err != nil {
+		c.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
+		return
+	}
+	if !c.answer(w, append(body, '\n')) {
+		return
+	}
+	md := req.Parent.Metadata
+	s.log.Debug("customize", "namespace", md.Namespace, "name", md.Name, "rules", len(resp.RelatedResources))
 }
 
-// decode reads the whole body into v, or answers 413 or 400. The body is
-// read in one buffer sized from Content-Length, then decoded in one pass:
-// json.Decoder would grow its buffer step by step and scan the body twice.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, what string) bool {
-	var body bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= MaxBodyBytes {
-		body.Grow(int(n) + bytes.MinRead)
+// decode reads the whole body into a pooled buffer, taking its cost from
+// the budget as it arrives, then decodes it into v; or answers 413, 429,
+// 408 or 400. The buffer grows with what has arrived, never with what
+// Content-Length announces.
+func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if r.ContentLength > MaxBodyBytes {
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+		return false
 	}
-	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	buf, err := readBody(r.Context(), http.MaxBytesReader(w, r.Body, MaxBodyBytes), r.ContentLength, c.claim)
+	defer putBuffer(buf)
 	var tooLarge *http.MaxBytesError
+	var netErr net.Error
 	switch {
+	case err == nil:
 	case errors.As(err, &tooLarge):
-		s.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
 		return false
-	case err != nil:
-		s.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
+	case errors.Is(err, errOverBudget), c.claim.isWounded():
+		c.overBudget(w)
+		return false
+	case errors.Is(err, errBeyondBudget):
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", errBeyondBudget.Error())
+		return false
+	case errors.As(err, &netErr) && netErr.Timeout():
+		c.fail(w, http.StatusRequestTimeout, "timeout", "the request body did not arrive within the read timeout")
+		return false
+	default:
+		c.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
 		return false
 	}
-	if err := json.Unmarshal(body.Bytes(), v); err != nil {
-		s.fail(w, http.StatusBadRequest, "malformed", "request body is not a "+what+" request: "+decodeError(err))
+	if err := json.Unmarshal(buf, v); err != nil {
+		c.fail(w, http.StatusBadRequest, "malformed", "request body is not a "+c.handler+" request: "+decodeError(err))
 		return false
 	}
 	return true
 }
 
+// reserve takes the rest of the request's cost from the budget before it
+// is computed, or answers 429 or 413.
+func (c *call) reserve(w http.ResponseWriter, ctx context.Context, n int64) bool {
+	switch err := c.claim.grow(ctx, n, true); {
+	case err == nil:
+		return true
+	case errors.Is(err, errBeyondBudget):
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", errBeyondBudget.Error())
+	default:
+		c.overBudget(w)
+	}
+	return false
+}
+
+// checkParent answers 400 unless the parent is a Monocle of the CRD's group
+// and version. A CompositeController for another resource pointed at this
+// hook would otherwise have that resource's objects answered as Monocles.
+func (c *call) checkParent(w http.ResponseWriter, p *Parent) bool {
+	want := Group + "/" + Version
+	switch {
+	case p == nil:
+		c.fail(w, http.StatusBadRequest, "malformed", "the request has no parent")
+	case p.APIVersion != want || p.Kind != Kind:
+		c.fail(w, http.StatusBadRequest, "malformed", fmt.Sprintf("the parent is a %s of %s, not a %s of %s",
+			quoteShort(p.Kind), quoteShort(p.APIVersion), Kind, want))
+	default:
+		return true
+	}
+	return false
+}
+
+// quoteShort quotes a value the request chose, on one line and at most 64
+// bytes of it.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// answer writes body and flushes it, so that a write that fails (a client
+// gone, the write timeout) is seen here, counted and logged as an error,
+// rather than after the handler where nothing sees it. Content-Length is
+// set, so the flush does not turn the answer into a chunked one.
+func (c *call) answer(w http.ResponseWriter, body []byte) bool {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, err := w.Write(body)
+	if err == nil {
+		if err = http.NewResponseController(w).Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil
+		}
+	}
+	if err != nil {
+		c.s.metrics.errors.WithLabelValues(c.handler, "write_failed").Inc()
+		c.s.log.Error(c.handler+" answer not delivered", "handler", c.handler, "reason", "write_failed",
+			"error", err.Error(), "seconds", time.Since(c.start).Seconds())
+		return false
+	}
+	c.result = resultOK
+	return true
+}
+
+// overBudget answers 429 with Retry-After: Metacontroller retries the
+// Monocle after that many seconds.
+func (c *call) overBudget(w http.ResponseWriter) {
+	c.result = resultOverBudget
+	c.s.metrics.errors.WithLabelValues(c.handler, "over_budget").Inc()
+	c.s.log.Warn(c.handler+" refused: the memory budget is in use", "handler", c.handler, "status", http.StatusTooManyRequests,
+		"reason", "over_budget", "budgetBytes", c.s.budget.Limit())
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	http.Error(w, errOverBudget.Error()+"; retry later", http.StatusTooManyRequests)
+}
+
 // fail answers one line of text: Metacontroller puts it in a SyncError event.
-func (s *Server) fail(w http.ResponseWriter, code int, reason, msg string) {
-	s.metrics.errors.WithLabelValues(reason).Inc()
-	s.log.Warn("sync failed", "status", code, "reason", reason, "error", msg)
+func (c *call) fail(w http.ResponseWriter, code int, reason, msg string) {
+	c.s.metrics.errors.WithLabelValues(c.handler, reason).Inc()
+	c.s.log.Warn(c.handler+" failed", "handler", c.handler, "status", code, "reason", reason, "error", msg)
 	http.Error(w, msg, code)
 }
 
@@ -154,13 +323,23 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.metrics.errors.WithLabelValues("panic").Inc()
+				s.metrics.errors.WithLabelValues(handlerOf(r.URL.Path), "panic").Inc()
 				s.log.Error("panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
 				http.Error(w, "internal error", http.StatusInternalServerError)
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+func handlerOf(path string) string {
+	switch path {
+	case "/sync":
+		return handlerSync
+	case "/customize":
+		return handlerCustomize
+	}
+	return "other"
 }
 
 // decodeError says where and how a body failed to decode, never quoting it:

@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,7 +43,7 @@ func TestHTTPBadInput(t *testing.T) {
 		"malformed JSON":          {"POST", `{"parent":`, 400, "not a sync request"},
 		"not an object":           {"POST", `[1,2]`, 400, "not a sync request"},
 		"no parent":               {"POST", `{"children":{}}`, 400, "no parent"},
-		"parent of wrong kind":    {"POST", `{"parent":{"kind":"Pod","metadata":{"name":"x"}}}`, 400, "not a Monocle"},
+		"parent of wrong kind":    {"POST", `{"parent":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}}`, 400, `the parent is a "Pod" of "v1", not a Monocle of monocle.monocle.change-metrics.io/v1alpha1`},
 		"children of wrong shape": {"POST", `{"parent":{"kind":"Monocle","metadata":{"name":"x"}},"children":{"Secret.v1":5}}`, 400, "not a sync request"},
 		"over the size limit":     {"POST", `{"parent":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413, "over"},
 		"wrong method":            {"GET", ``, 405, "not allowed"},
@@ -67,8 +68,8 @@ func TestHTTPBadInput(t *testing.T) {
 // POSTing the recorded request answers the children and keeps the Secret's
 // keys as observed; the log line has the parent and no secret value.
 func TestHTTPSyncFixture(t *testing.T) {
-	var logs bytes.Buffer
-	srv := newTestServer(t, &logs)
+	logs := &lockedBuffer{}
+	srv := newTestServer(t, logs)
 	code, body := post(t, srv.URL+"/sync", readFixture(t, "sync-v1-observed-children"))
 	if code != 200 {
 		t.Fatalf("%d %s", code, body)
@@ -81,6 +82,8 @@ func TestHTTPSyncFixture(t *testing.T) {
 	if data["GITHUB_TOKEN"] != base64.StdEncoding.EncodeToString([]byte("ghp_example_admin_token")) || data[apiKeyName] == nil {
 		t.Errorf("Secret data %v", data)
 	}
+	// The line is written once the answer is sent.
+	waitUntil(t, "the sync logged", func() bool { return strings.Contains(logs.String(), `"msg":"sync"`) })
 	for _, want := range []string{`"namespace":"default"`, `"name":"monocle-sample"`, `"generation":1`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log %s lacks %s", logs.String(), want)
@@ -96,10 +99,13 @@ func TestHTTPSyncFixture(t *testing.T) {
 		t.Fatal(code)
 	}
 	for _, want := range []string{
-		`monocle_hook_sync_requests_total{result="ok"} 1`,
-		`monocle_hook_sync_duration_seconds_count 1`,
+		`monocle_hook_sync_requests_total{handler="sync",result="ok"} 1`,
+		`monocle_hook_sync_requests_total{handler="customize",result="ok"} 0`,
+		`monocle_hook_sync_duration_seconds_count{handler="sync"} 1`,
 		`monocle_hook_desired_children_total{kind="Deployment"} 2`,
-		`monocle_hook_sync_errors_total{reason="malformed"} 0`,
+		`monocle_hook_sync_errors_total{handler="sync",reason="malformed"} 0`,
+		`monocle_hook_memory_budget_bytes 3.3554432e+07`,
+		`monocle_hook_memory_budget_in_use_bytes 0`,
 		`monocle_hook_build_info{goversion=`,
 	} {
 		if !strings.Contains(metrics, want) {
@@ -153,7 +159,95 @@ func TestPanicIsA500AndCounted(t *testing.T) {
 		t.Fatalf("status %d, want 500", code)
 	}
 	_, metrics := get(t, srv.URL+"/metrics")
-	if !strings.Contains(metrics, `monocle_hook_sync_errors_total{reason="panic"} 1`) {
+	if !strings.Contains(metrics, `monocle_hook_sync_errors_total{handler="sync",reason="panic"} 1`) ||
+		!strings.Contains(metrics, `monocle_hook_sync_requests_total{handler="sync",result="error"} 1`) {
 		t.Error("the panic is not counted")
+	}
+}
+
+// Every recorded request is answered 200 by its handler, the parent check
+// included.
+func TestHTTPRecordedRequests(t *testing.T) {
+	srv := newTestServer(t, io.Discard)
+	for _, name := range append(fixtureNames(t), "customize-v1") {
+		t.Run(name, func(t *testing.T) {
+			path := "/sync"
+			if strings.HasPrefix(name, "customize") {
+				path = "/customize"
+			}
+			if code, body := post(t, srv.URL+path, readFixture(t, name)); code != 200 {
+				t.Errorf("%s answered %d: %.300s", path, code, body)
+			}
+		})
+	}
+}
+
+// The parent must be a Monocle of the CRD's group and version, on both
+// hooks; else a one-line 400 that says what it is.
+func TestHTTPParentIsAMonocle(t *testing.T) {
+	srv := newTestServer(t, io.Discard)
+	tests := map[string]struct {
+		apiVersion, kind any
+		message          string
+	}{
+		"another group":    {"monocle.example.com/v1alpha1", "Monocle", `the parent is a "Monocle" of "monocle.example.com/v1alpha1", not a Monocle of monocle.monocle.change-metrics.io/v1alpha1`},
+		"another version":  {"monocle.monocle.change-metrics.io/v1", "Monocle", `of "monocle.monocle.change-metrics.io/v1", not`},
+		"another kind":     {"monocle.monocle.change-metrics.io/v1alpha1", "Pod", `the parent is a "Pod" of`},
+		"no apiVersion":    {nil, "Monocle", `of "", not a Monocle`},
+		"no kind":          {"monocle.monocle.change-metrics.io/v1alpha1", nil, `the parent is a "" of`},
+		"a long, odd kind": {"v1", strings.Repeat("K\n", 300), `the parent is a "` + strings.Repeat(`K\n`, 32) + `"... of "v1"`},
+	}
+	for name, tc := range tests {
+		for _, hook := range []struct{ path, fixture string }{{"/sync", "sync-v1-observed-children"}, {"/customize", "customize-v1"}} {
+			t.Run(name+" "+hook.path, func(t *testing.T) {
+				var req map[string]any
+				if err := json.Unmarshal(readFixture(t, hook.fixture), &req); err != nil {
+					t.Fatal(err)
+				}
+				parent := req["parent"].(map[string]any)
+				parent["apiVersion"], parent["kind"] = tc.apiVersion, tc.kind
+				body, _ := json.Marshal(req)
+				code, answer := post(t, srv.URL+hook.path, body)
+				msg := strings.TrimSuffix(answer, "\n")
+				if code != 400 || !strings.Contains(msg, tc.message) || strings.Contains(msg, "\n") || len(msg) > 300 {
+					t.Errorf("answered %d %q, want 400 with one line containing %q", code, msg, tc.message)
+				}
+			})
+		}
+	}
+}
+
+// /customize is counted, timed and logged as customize, never as sync.
+func TestHTTPPerHandlerMetricsAndLogs(t *testing.T) {
+	logs := &lockedBuffer{}
+	s := NewServer(testEnv(), slog.New(slog.NewJSONHandler(logs, nil)), prometheus.NewRegistry(), "test")
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	if code, body := post(t, srv.URL+"/customize", readFixture(t, "customize-v1")); code != 200 {
+		t.Fatalf("customize: %d %s", code, body)
+	}
+	if code, _ := post(t, srv.URL+"/customize", []byte(`{"parent":`)); code != 400 {
+		t.Fatalf("malformed customize: %d", code)
+	}
+	if code, _ := post(t, srv.URL+"/sync", readFixture(t, "sync-v1-new-parent")); code != 200 {
+		t.Fatalf("sync: %d", code)
+	}
+	_, metrics := get(t, srv.URL+"/metrics")
+	for _, want := range []string{
+		`monocle_hook_sync_requests_total{handler="customize",result="ok"} 1`,
+		`monocle_hook_sync_requests_total{handler="customize",result="error"} 1`,
+		`monocle_hook_sync_requests_total{handler="sync",result="ok"} 1`,
+		`monocle_hook_sync_requests_total{handler="sync",result="error"} 0`,
+		`monocle_hook_sync_errors_total{handler="customize",reason="malformed"} 1`,
+		`monocle_hook_sync_errors_total{handler="sync",reason="malformed"} 0`,
+		`monocle_hook_sync_duration_seconds_count{handler="customize"} 2`,
+		`monocle_hook_sync_duration_seconds_count{handler="sync"} 1`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if !strings.Contains(logs.String(), `"msg":"customize failed","handler":"customize"`) || strings.Contains(logs.String(), "sync failed") {
+		t.Errorf("the customize failure is not logged as such:\n%s", logs.String())
 	}
 }

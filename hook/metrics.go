@@ -11,31 +11,47 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// Results of a request, the result label of monocle_hook_sync_requests_total:
+// over_budget is a 429 (Metacontroller retries after Retry-After), error
+// any other failure, including an answer whose write failed.
+const (
+	resultOK         = "ok"
+	resultError      = "error"
+	resultOverBudget = "over_budget"
+)
+
+// errorReasons are the reason label's values of monocle_hook_sync_errors_total.
+var errorReasons = []string{"malformed", "too_large", "timeout", "over_budget", "internal", "panic", "write_failed", "invalid_spec"}
+
 // metrics has no per-Monocle series: each replica sees only some syncs and
 // is never told that a Monocle is gone. Per-Monocle readiness is read from
 // the Monocles' status conditions instead.
+//
+// The request metrics keep the names they had when /sync was counted
+// alone; the handler label (sync, customize) now tells the two hooks apart.
 type metrics struct {
 	requests *prometheus.CounterVec
-	duration prometheus.Histogram
+	duration *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
 	children *prometheus.CounterVec
 }
 
-func newMetrics(reg *prometheus.Registry, version string) *metrics {
+func newMetrics(reg *prometheus.Registry, version string, budget *Budget) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "monocle_hook_sync_requests_total",
-			Help: "Sync requests answered, by result (ok or error).",
-		}, []string{"result"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Help: "Hook requests answered, by handler (sync, customize) and result (ok, error, over_budget).",
+		}, []string{"handler", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "monocle_hook_sync_duration_seconds",
-			Help:    "Time to decode, compute and encode one sync, in seconds.",
+			Help:    "Time to read, decode, compute and write one hook request, in seconds, by handler.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
-		}),
+		}, []string{"handler"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "monocle_hook_sync_errors_total",
-			Help: "Syncs that failed or could not be honoured, by reason: malformed, too_large, internal, panic, invalid_spec.",
-		}, []string{"reason"}),
+			Help: "Hook requests that failed or could not be honoured, by handler and reason: " +
+				"malformed, too_large, timeout, over_budget, internal, panic, write_failed, invalid_spec.",
+		}, []string{"handler", "reason"}),
 		children: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "monocle_hook_desired_children_total",
 			Help: "Children answered in successful syncs, by kind.",
@@ -47,20 +63,33 @@ func newMetrics(reg *prometheus.Registry, version string) *metrics {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	for _, reason := range []string{"malformed", "too_large", "internal", "panic", "invalid_spec"} {
-		m.errors.WithLabelValues(reason)
+	budgetLimit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "monocle_hook_memory_budget_bytes",
+		Help: "The memory budget of the requests in flight (--memory-budget), in bytes.",
+	}, func() float64 { return float64(budget.Limit()) })
+	budgetInUse := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "monocle_hook_memory_budget_in_use_bytes",
+		Help: "The part of the memory budget the requests in flight hold, in bytes.",
+	}, func() float64 { return float64(budget.InUse()) })
+	for _, handler := range []string{handlerSync, handlerCustomize} {
+		for _, reason := range errorReasons {
+			if reason != "invalid_spec" || handler == handlerSync {
+				m.errors.WithLabelValues(handler, reason)
+			}
+		}
+		for _, result := range []string{resultOK, resultError, resultOverBudget} {
+			m.requests.WithLabelValues(handler, result)
+		}
+		m.duration.WithLabelValues(handler)
 	}
-	for _, result := range []string{"ok", "error"} {
-		m.requests.WithLabelValues(result)
-	}
-	reg.MustRegister(m.requests, m.duration, m.errors, m.children, build,
+	reg.MustRegister(m.requests, m.duration, m.errors, m.children, build, budgetLimit, budgetInUse,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-func (m *metrics) observe(result string, d time.Duration) {
-	m.requests.WithLabelValues(result).Inc()
-	m.duration.Observe(d.Seconds())
+func (m *metrics) observe(handler, result string, d time.Duration) {
+	m.requests.WithLabelValues(handler, result).Inc()
+	m.duration.WithLabelValues(handler).Observe(d.Seconds())
 }
 
 func (m *metrics) countChildren(children []Child) {

@@ -53,12 +53,13 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/floor"
 )
 
-// The issue's targets.
+// The targets (issue 10 keeps issue 6's p99 and raises the throughput
+// one to today's level).
 const (
-	targetThroughputRatio = 0.67 // hook throughput >= 0.67 x floor's, at each concurrency
-	targetP99RatioC1      = 1.5  // hook p99 at concurrency 1 <= 1.5 x floor's
-	targetRSSBytes        = 40 << 20
-	maxBodyBytes          = 4 << 20 // as the hook's
+	targetThroughputRatioC16 = 1.0 // hook throughput at concurrency 16 >= 1.0 x floor's
+	targetP99RatioC1         = 1.5 // hook p99 at concurrency 1 <= 1.5 x floor's
+	targetRSSBytes           = 40 << 20
+	maxBodyBytes             = 4 << 20 // as the hook's
 )
 
 func main() {
@@ -70,7 +71,12 @@ func main() {
 		return
 	}
 	log.SetFlags(0)
-	ok, err := run(os.Args[1:])
+	run := run
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "attack" {
+		run, args = runAttacks, args[1:]
+	}
+	ok, err := run(args)
 	if err != nil {
 		log.Fatal("loadtest: ", err)
 	}
@@ -228,8 +234,8 @@ func run(args []string) (bool, error) {
 		}
 		fmt.Printf("%s "+format+"\n", append([]any{word}, args...)...)
 	}
-	for _, n := range c.conc {
-		verdict(thruRatio[n] >= targetThroughputRatio, "throughput at concurrency %d: hook/floor %.2f (target >= %.2f)", n, thruRatio[n], targetThroughputRatio)
+	if r, ok := thruRatio[16]; ok {
+		verdict(r >= targetThroughputRatioC16, "throughput at concurrency 16: hook/floor %.2f (target >= %.2f)", r, targetThroughputRatioC16)
 	}
 	if _, ok := thruRatio[1]; ok {
 		verdict(p99RatioC1 <= targetP99RatioC1, "p99 at concurrency 1: hook/floor %.2f (target <= %.2f)", p99RatioC1, targetP99RatioC1)

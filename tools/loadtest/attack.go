@@ -1,0 +1,295 @@
+package main
+
+// "loadtest attack" runs the issue's attacks on the built hook, each
+// against a fresh hook process on 127.0.0.1 run with the memory budget the
+// chart's memory limit gives, and reports each one's peak resident memory
+// (VmHWM), the answers, whether the health endpoints answered during it and
+// whether a normal sync is answered after it. Every attack is bounded in
+// connections and in time.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/change-metrics/monocle-hook/internal/testbodies"
+)
+
+// budgetShareOfLimit is the hook's (memory.go): with no --memory-budget,
+// its budget is a quarter of the container's memory limit.
+const budgetShareOfLimit = 4
+
+type attack struct {
+	name      string
+	targetMiB int64
+	run       func(ctx context.Context, t *target) (answers map[string]int, err error)
+}
+
+func runAttacks(args []string) (bool, error) {
+	fs := flag.NewFlagSet("loadtest attack", flag.ContinueOnError)
+	hookBin := fs.String("hook", "bin/monocle-hook", "the built hook binary")
+	fixture := fs.String("body", "hook/testdata/metacontroller/sync-v1-observed-children.json", "the recorded sync request the attack bodies are made from")
+	limitMiB := fs.Int64("limit-mib", 128, "the container memory limit to run the hook as under (the chart's): its budget is a quarter of it")
+	only := fs.String("only", "", "run only the attacks whose name contains this")
+	strict := fs.Bool("strict", false, "exit 1 when a target is missed too (else only on a failed setup)")
+	noBudget := fs.Bool("no-budget-flag", false, "run the hook without --memory-budget (a build from before it, for comparison)")
+	if err := fs.Parse(args); err != nil {
+		return false, err
+	}
+	normal, err := os.ReadFile(*fixture)
+	if err != nil {
+		return false, err
+	}
+	var hookArgs []string
+	if !*noBudget {
+		hookArgs = append(hookArgs, fmt.Sprintf("--memory-budget=%dMi", *limitMiB/budgetShareOfLimit))
+	}
+
+	aliasBomb, err := testbodies.WithConfig(normal, testbodies.AliasBomb(10_000, 2_500))
+	if err != nil {
+		return false, err
+	}
+	bigConfig, err := testbodies.WithConfig(normal, testbodies.Config(1<<20))
+	if err != nil {
+		return false, err
+	}
+	grown, err := testbodies.Grown(normal, 400_000)
+	if err != nil {
+		return false, err
+	}
+	attacks := []attack{
+		{
+			name:      fmt.Sprintf("alias bomb in spec.config (%.1f KB config, 1 request)", float64(len(testbodies.AliasBomb(10_000, 2_500)))/1000),
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, aliasBomb, 1)
+			},
+		},
+		{
+			name:      "64 connections announcing 4 MiB, sending 10 bytes",
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return announced(ctx, t, 64, 4<<20, []byte(`{"parent":`), normal)
+			},
+		},
+		{
+			name:      fmt.Sprintf("32 concurrent 1 MiB configs (%d-byte requests)", len(bigConfig)),
+			targetMiB: 100,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, bigConfig, 32)
+			},
+		},
+		{
+			name:      fmt.Sprintf("64 concurrent 400 KB requests (%d bytes)", len(grown)),
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, grown, 64)
+			},
+		},
+	}
+
+	fmt.Printf("loadtest attack %s: hook %s %s (the budget a %d MiB limit gives)\n\n", time.Now().UTC().Format(time.RFC3339), *hookBin, strings.Join(hookArgs, " "), *limitMiB)
+	fmt.Printf("| attack | answers | health during | sync after | peak RSS (VmHWM) | target | of the %d MiB limit |\n|---|---|---|---|---|---|---|\n", *limitMiB)
+	allMet := true
+	for _, a := range attacks {
+		if !strings.Contains(a.name, *only) {
+			continue
+		}
+		row, met, err := runAttack(a, *hookBin, hookArgs, normal, *limitMiB)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", a.name, err)
+		}
+		allMet = allMet && met
+		fmt.Println(row)
+	}
+	return allMet || !*strict, nil
+}
+
+// runAttack starts a hook, checks that it answers a normal sync, runs the
+// attack while probing /healthz, checks the normal sync again and reads
+// the peak resident memory.
+func runAttack(a attack, hookBin string, hookArgs []string, normal []byte, limitMiB int64) (string, bool, error) {
+	hook, err := startChild("hook", exec.Command(hookBin, append([]string{"--listen", "127.0.0.1:0"}, hookArgs...)...), hookAddress)
+	if err != nil {
+		return "", false, err
+	}
+	defer hook.stop()
+	hook.client.Timeout = 60 * time.Second
+	if err := hook.check(normal); err != nil {
+		return "", false, err
+	}
+	before := hook.procStatus("VmHWM")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	var probes, probeFailures atomic.Int64
+	var probing sync.WaitGroup
+	probing.Add(1)
+	go func() {
+		defer probing.Done()
+		for probeCtx.Err() == nil {
+			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+				probes.Add(1)
+				if code, err := hook.get(path, 2*time.Second); err != nil || code != 200 {
+					probeFailures.Add(1)
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	start, cpu0 := time.Now(), hook.cpuTime()
+	answers, err := a.run(ctx, hook)
+	took, cpu := time.Since(start), hook.cpuTime()-cpu0
+	stopProbe()
+	probing.Wait()
+	if err != nil {
+		return "", false, err
+	}
+	code, answer, err := hook.post(normal)
+	after := "200"
+	if err != nil || code != 200 || len(answer) != hook.refLen {
+		after = fmt.Sprintf("FAILED (%d, %v)", code, err)
+	}
+	peak := hook.procStatus("VmHWM")
+
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(answers)) {
+		parts = append(parts, fmt.Sprintf("%d x %s", answers[k], k))
+	}
+	health := fmt.Sprintf("%d/%d ok", probes.Load()-probeFailures.Load(), probes.Load())
+	met := peak < a.targetMiB<<20 && probeFailures.Load() == 0 && after == "200"
+	verdict := "MET"
+	if !met {
+		verdict = "MISSED"
+	}
+	return fmt.Sprintf("| %s | %s in %.1f s (hook CPU %.2f s) | %s | %s | %.1f MiB (%.1f before) | < %d MiB: %s | %.0f %% |",
+		a.name, strings.Join(parts, ", "), took.Seconds(), cpu.Seconds(), health, after, mib(peak), mib(before), a.targetMiB, verdict,
+		100*float64(peak)/float64(limitMiB<<20)), met, nil
+}
+
+// burst sends n copies of body at once, each on its own connection, and
+// counts the answers by status.
+func burst(ctx context.Context, t *target, body []byte, n int) (map[string]int, error) {
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := ""
+			code, _, err := t.postFresh(ctx, body)
+			switch {
+			case err != nil:
+				key = "failed: " + err.Error()
+			default:
+				key = fmt.Sprint(code)
+			}
+			mu.Lock()
+			answers[key]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return answers, nil
+}
+
+// announced opens n connections that each announce contentLength bytes and
+// send only first, then waits for the hook to answer each (at its read
+// timeout) or for 20 s. Meanwhile it sends normal syncs, one at a time.
+func announced(ctx context.Context, t *target, n, contentLength int, first, normal []byte) (map[string]int, error) {
+	addr := strings.TrimPrefix(strings.TrimSuffix(t.url, "/sync"), "http://")
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var wg sync.WaitGroup
+	for range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /sync HTTP/1.1\r\nHost: hook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", contentLength)
+		if _, err := conn.Write(first); err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			key := "no answer within 20s"
+			if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				key = fmt.Sprint(resp.StatusCode)
+			} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+				key = "closed without an answer"
+			}
+			mu.Lock()
+			answers[key]++
+			mu.Unlock()
+		}()
+	}
+	// Meanwhile, the hook answers normal syncs.
+	syncs, failed := 0, 0
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		syncs++
+		if code, answer, err := t.post(normal); err != nil || code != 200 || len(answer) != t.refLen {
+			failed++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wg.Wait()
+	answers[fmt.Sprintf("normal syncs meanwhile, %d failed", failed)] = syncs
+	return answers, nil
+}
+
+// postFresh POSTs body to /sync on a connection of its own, so that n of
+// them are n requests in flight at once.
+func (t *target) postFresh(ctx context.Context, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Close = true
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
+}
+
+// get GETs one of the hook's endpoints.
+func (t *target) get(path string, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(t.url, "/sync")+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

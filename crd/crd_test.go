@@ -3,9 +3,9 @@ package crd_test
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"

@@ -47,6 +47,9 @@ func run(m *testing.M) int {
 			Paths:              []string{"../crd", "testdata/metacontroller-crds-v1.yaml"},
 			ErrorIfPathMissing: true,
 		},
+		// envtest's 20 s default is too short for a cold kube-apiserver on a
+		// loaded 2-core machine (seen failing five times at load 17).
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
 	start := time.Now()
 	var err error

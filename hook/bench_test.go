@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,11 +35,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/floor"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
@@ -92,7 +86,7 @@ func largeRequest(b testing.TB, total int, invalidSpec bool) []byte {
 	}
 	job, secret, configMap := template("Job.batch/v1"), template("Secret.v1"), template("ConfigMap.v1")
 	add := func(typ string, tmpl map[string]any, name string) {
-		o := benchCopy(b, tmpl)
+		o := mustCopy(b, tmpl)
 		md := o["metadata"].(map[string]any)
 		md["name"] = name
 		md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", count)
@@ -130,18 +124,6 @@ func largeRequest(b testing.TB, total int, invalidSpec bool) []byte {
 		b.Fatal(err)
 	}
 	return body
-}
-
-func benchCopy(b testing.TB, v map[string]any) map[string]any {
-	enc, err := json.Marshal(v)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(enc, &out); err != nil {
-		b.Fatal(err)
-	}
-	return out
 }
 
 var writeLarge = flag.String("write-large", "", "TestLargeRequest writes the large request here, e.g. for tools/loadtest -body")
@@ -289,227 +271,17 @@ func benchHandler(b *testing.B, h http.Handler, body []byte) {
 	}
 }
 
-// BenchmarkDecodeVariants is evidence for changes to the decoding in
-// http.go and types.go, measured without making them: the same bodies
-// decoded the way /sync does now and the ways it could. Run it under
-// GOEXPERIMENT=jsonv2 too (encoding/json on the v2 implementation).
-//
-//	decoder            json.NewDecoder(body).Decode(&SyncRequest{}): what /sync does
-//	presized+unmarshal the body read whole into a buffer of its Content-Length, then json.Unmarshal
-//	skip-managedFields as presized+unmarshal, with every child's metadata.managedFields bound to a
-//	                   no-op json.Unmarshaler (still scanned, never built)
-//	raw-children       the parent typed, each child kept as json.RawMessage (a lazy decode's up-front cost)
-//	valid              json.Valid: one scan, the least any encoding/json decode costs
-func BenchmarkDecodeVariants(b *testing.B) {
-	for _, f := range benchBodies(b) {
-		if f.name != "sync-v1-observed-children" && f.name != "large-100-children" {
-			continue
-		}
-		variants := []struct {
-			name   string
-			decode func(body []byte) error
-		}{
-			{"decoder", func(body []byte) error {
-				var req SyncRequest
-				return json.NewDecoder(bytes.NewReader(body)).Decode(&req)
-			}},
-			{"presized+unmarshal", func(body []byte) error {
-				buf, err := readPresized(bytes.NewReader(body), int64(len(body)))
-				if err != nil {
-					return err
-				}
-				var req SyncRequest
-				return json.Unmarshal(buf, &req)
-			}},
-			{"skip-managedFields", func(body []byte) error {
-				buf, err := readPresized(bytes.NewReader(body), int64(len(body)))
-				if err != nil {
-					return err
-				}
-				var req syncRequestNoMF
-				return json.Unmarshal(buf, &req)
-			}},
-			{"raw-children", func(body []byte) error {
-				var req struct {
-					Parent   *Parent                               `json:"parent"`
-					Children map[string]map[string]json.RawMessage `json:"children"`
-				}
-				return json.Unmarshal(body, &req)
-			}},
-			{"valid", func(body []byte) error {
-				if !json.Valid(body) {
-					return fmt.Errorf("not JSON")
-				}
-				return nil
-			}},
-		}
-		for _, v := range variants {
-			b.Run(f.name+"/"+v.name, func(b *testing.B) {
-				b.ReportAllocs()
-				b.SetBytes(int64(len(f.body)))
-				for b.Loop() {
-					if err := v.decode(f.body); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
-}
-
-// readPresized reads a body of a known length into one buffer of that
-// size (plus the bytes.Buffer's minimum read), as /sync could with the
-// request's ContentLength, bounded by MaxBodyBytes.
-func readPresized(r io.Reader, contentLength int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if contentLength > 0 && contentLength <= MaxBodyBytes {
-		buf.Grow(int(contentLength) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
-}
-
-// skipJSON scans a value and builds nothing.
-type skipJSON struct{}
-
-func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
-
-// metaNoMF is ObjectMeta whose managedFields are skipped: the field at the
-// shallower depth wins in encoding/json.
-type metaNoMF struct {
-	metav1.ObjectMeta
-	ManagedFields skipJSON `json:"managedFields"`
-}
-
-type syncRequestNoMF struct {
-	Parent   *Parent `json:"parent"`
-	Children struct {
-		Secrets map[string]*struct {
-			corev1.Secret
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"Secret.v1"`
-		ConfigMaps map[string]*struct {
-			corev1.ConfigMap
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"ConfigMap.v1"`
-		Services map[string]*struct {
-			corev1.Service
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"Service.v1"`
-		StatefulSets map[string]*struct {
-			appsv1.StatefulSet
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"StatefulSet.apps/v1"`
-		Deployments map[string]*struct {
-			appsv1.Deployment
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"Deployment.apps/v1"`
-		Jobs map[string]*struct {
-			batchv1.Job
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"Job.batch/v1"`
-		Ingresses map[string]*struct {
-			networkingv1.Ingress
-			Metadata metaNoMF `json:"metadata"`
-		} `json:"Ingress.networking.k8s.io/v1"`
-	} `json:"children"`
-	Related    Related `json:"related"`
-	Finalizing bool    `json:"finalizing,omitempty"`
-}
-
-// lastAppliedChildEager is the straightforward lastAppliedChild: the
-// observed object always re-encoded into a map, its data taken from there.
-// lastAppliedChild must answer the same bytes, at a third of the cost on the
-// invalid-spec path (see BENCHMARKS.md).
-func lastAppliedChildEager(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
-	observedJSON, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var observed map[string]any
-	if err := json.Unmarshal(observedJSON, &observed); err != nil {
-		return nil, err
-	}
-	var child map[string]any
-	if annotation := obj.GetAnnotations()[lastAppliedAnnotation]; annotation != "" {
-		if err := json.Unmarshal([]byte(annotation), &child); err != nil {
-			return nil, err
-		}
-	} else {
-		child = observed
-		delete(child, "status")
-		if md, ok := child["metadata"].(map[string]any); ok {
-			for _, f := range serverOwnedMetadata {
-				delete(md, f)
-			}
-		}
-	}
-	child["apiVersion"], child["kind"] = typ.APIVersion, typ.Kind
-	if observed["kind"] == "Secret" || observed["kind"] == "ConfigMap" {
-		delete(child, "stringData")
-		if data, ok := observed["data"]; ok {
-			child["data"] = data
-		} else {
-			delete(child, "data")
-		}
-	}
-	return json.Marshal(child)
-}
-
-func observedObjects(req *SyncRequest) []observedChild { return observe(req.Children).all() }
-
-// lastAppliedChild answers the same bytes as the straightforward version
-// for every observed child of every body benchmarked, with and without the
-// last-applied annotation.
-func TestLastAppliedChildIsEager(t *testing.T) {
-	n := 0
-	for _, f := range benchBodies(t) {
-		for _, c := range observedObjects(decodeRequest(t, f.body)) {
-			o := c.obj
-			for _, withAnnotation := range []bool{true, false} {
-				if !withAnnotation {
-					ann := maps.Clone(o.GetAnnotations())
-					delete(ann, lastAppliedAnnotation)
-					o.SetAnnotations(ann)
-				}
-				want, err := lastAppliedChildEager(o, c.typ)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := lastAppliedChild(o, c.typ)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s: %s differs:\n got %s\nwant %s", f.name, o.GetName(), got, want)
-				}
-				n++
-			}
-		}
-	}
-	if n < 100 {
-		t.Fatalf("only %d children compared", n)
-	}
-}
-
 // BenchmarkLastApplied is the invalid-spec path on the large request's 100
-// observed children: lastAppliedChild, and the straightforward version.
+// observed children.
 func BenchmarkLastApplied(b *testing.B) {
-	objs := observedObjects(decodeRequest(b, largeRequest(b, 100, true)))
-	for _, v := range []struct {
-		name string
-		f    func(metav1.Object, metav1.TypeMeta) (json.RawMessage, error)
-	}{{"lastAppliedChild", lastAppliedChild}, {"eager", lastAppliedChildEager}} {
-		b.Run(v.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, c := range objs {
-					if _, err := v.f(c.obj, c.typ); err != nil {
-						b.Fatal(err)
-					}
-				}
+	objs := observe(decodeRequest(b, largeRequest(b, 100, true)).Children).all()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range objs {
+			if _, err := lastAppliedChild(c.obj, c.typ); err != nil {
+				b.Fatal(err)
 			}
-		})
+		}
 	}
 }
 

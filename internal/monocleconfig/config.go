@@ -58,26 +58,26 @@ const MaxBytes = 256 << 10
 //
 // MaxNodes is what keeps Parse within maxParseCost on any config of
 // MaxBytes: yaml.v3 allocates at most about 270 bytes per node counted
-// before parsing (go test -v -run TestParseCost, costliest first):
+// before parsing. Allocated by Parse (go test -v -run TestParseCost), on the
+// largest config of each shape within the limits, and on the config of the
+// shape of MaxBytes with MaxNodes (131072) checked only after yaml.v3 had
+// built its graph:
 //
-//	shape (largest within the limits)      bytes  counted  allocated  before
-//	comments, then aliases of idents       44814    63552   17.4 MB
-//	comments under deep nesting            38965    65535   15.6 MB
-//	"- - - ... [[[...]]]" 10000 levels     39999    59997   15.4 MB   (*)
-//	"#\n #\n" lines under a map            40965    65532   15.3 MB   ~75 MB
-//	flow map of keys without values        65535    65536   14.8 MB   60 MB
-//	"? #" lines                            37447    65533   10.7 MB   92 MB
-//	"- #" lines                            43687    65532   11.2 MB   78 MB
-//	realistic: idents as flow maps        262088    59461    9.4 MB
-//	realistic: crawlers, repository lists 262036    32177    5.6 MB    8.2 MB
+//	shape                              largest within: bytes counted allocated   before, MaxBytes
+//	comments, then aliases of idents                44814   63552   17.4 MB      19.9 MB
+//	comments under "- - - ..." 4000 levels          38965   65535   15.6 MB     107.6 MB
+//	"- - - ...[[[...]]]", 10000 levels each         39999   59997   15.4 MB      15.4 MB
+//	"#\n #\n" lines under a map                     40965   65532   15.3 MB     104.0 MB
+//	flow map of keys without values                 65535   65536   14.8 MB      59.7 MB
+//	"- #" lines                                     43687   65532   11.2 MB      78.4 MB
+//	"? #" lines                                     37447   65533   10.7 MB      92.0 MB
+//	crawlers without fields                        140441   65534    7.5 MB      75.3 MB
+//	realistic: idents as flow maps                 262088   59461    9.4 MB      10.3 MB
+//	realistic: crawlers with repository lists      262036   32177    5.6 MB       8.2 MB
 //
-// "before" is what the same shape cost at MaxBytes when MaxNodes (131072)
-// was checked only after yaml.v3 had built its graph. (*) The flow part of
-// that one counts less than it costs; yaml.v3 refuses more than 10000
-// levels of it, and ParseCostOf charges each '[' and '{' for it. Realistic
-// configs of MaxBytes count 21647 to 59461 (TestRealisticMargins): a
-// realistic config of MaxBytes makes a node per 8 to 20 bytes, and counts
-// 1.5 to 2 per node.
+// Realistic configs of MaxBytes count 21647 to 59461 (TestRealisticMargins):
+// they make a node per 8 to 20 bytes, and count 1.5 to 2 per node, the
+// densest being flow maps of idents with 2-letter logins.
 var DefaultLimits = Limits{
 	MaxBytes:         MaxBytes,
 	MaxNodes:         1 << 16,

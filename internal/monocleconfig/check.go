@@ -17,7 +17,7 @@ type checker struct {
 }
 
 func (c *checker) problem(format string, args ...any) {
-	c.sink.problem(c.path.String(), format, args...)
+	c.sink.problem(c.path, format, args...)
 }
 
 func (c *checker) warn(format string, args ...any) {

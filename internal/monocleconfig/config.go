@@ -13,9 +13,11 @@
 // parse; those are checked too. Which source file each rule comes from is
 // said where the rule is written.
 //
-// Reading is bounded for any input: the size is checked before parsing, and
+// Reading is bounded for any input: the size, and the nodes the text may
+// make (counted from its bytes, prescan.go), are checked before parsing;
 // what the YAML expands to (aliases counted as their targets, never
-// expanded) before anything walks it.
+// expanded), before anything walks it. ParseCostOf and ParseCost bound what
+// Parse allocates, for a memory budget.
 //
 // Where it cannot be equal, on purpose or not: the limits refuse configs
 // Monocle would read; go.yaml.in/yaml/v3 is not HsYAML, so exotic YAML may
@@ -35,8 +37,11 @@ import (
 type Limits struct {
 	// MaxBytes is the largest config read; larger ones are refused unparsed.
 	MaxBytes int
-	// MaxNodes bounds the YAML nodes, keys included, once aliases are
-	// expanded.
+	// MaxNodes bounds the YAML nodes, keys included: before parsing, the
+	// nodes the text may make, as counted from its bytes (prescan.go,
+	// where a line with a comment, and a block collection opened in the
+	// middle of a line, count for more); after parsing, the nodes once
+	// aliases are expanded.
 	MaxNodes int64
 	// MaxExpandedBytes bounds the bytes of scalars, keys included, once
 	// aliases are expanded.
@@ -49,24 +54,92 @@ type Limits struct {
 // TODO(lead): set to the size Metacontroller can apply, once measured.
 const MaxBytes = 256 << 10
 
-// DefaultLimits are the limits Parse applies. A config of MaxBytes without
-// aliases is within them unless made of tiny nodes: a flow list of one-letter
-// items (a node per 2 bytes) fits, a flow map of keys without values (a node
-// per byte) does not. A real config has a node per 8 bytes or more.
+// DefaultLimits are the limits Parse applies.
+//
+// MaxNodes is what keeps Parse within maxParseCost on any config of
+// MaxBytes: yaml.v3 allocates at most about 270 bytes per node counted
+// before parsing. Allocated by Parse (go test -v -run TestParseCost), on the
+// largest config of each shape within the limits, and on the config of the
+// shape of MaxBytes with MaxNodes (131072) checked only after yaml.v3 had
+// built its graph:
+//
+//	shape                              largest within: bytes counted allocated   before, MaxBytes
+//	comments, then aliases of idents                44814   63552   17.4 MB      19.9 MB
+//	comments under "- - - ..." 4000 levels          38965   65535   15.6 MB     107.6 MB
+//	"- - - ...[[[...]]]", 10000 levels each         39999   59997   15.4 MB      15.4 MB
+//	"#\n #\n" lines under a map                     40965   65532   15.3 MB     104.0 MB
+//	flow map of keys without values                 65535   65536   14.8 MB      59.7 MB
+//	"- #" lines                                     43687   65532   11.2 MB      78.4 MB
+//	"? #" lines                                     37447   65533   10.7 MB      92.0 MB
+//	crawlers without fields                        140441   65534    7.5 MB      75.3 MB
+//	realistic: idents as flow maps                 262088   59461    9.4 MB      10.3 MB
+//	realistic: crawlers with repository lists      262036   32177    5.6 MB       8.2 MB
+//
+// Realistic configs of MaxBytes count 21647 to 59461 (TestRealisticMargins):
+// they make a node per 8 to 20 bytes, and count 1.5 to 2 per node, the
+// densest being flow maps of idents with 2-letter logins.
 var DefaultLimits = Limits{
 	MaxBytes:         MaxBytes,
-	MaxNodes:         1 << 17,
+	MaxNodes:         1 << 16,
 	MaxExpandedBytes: 4 * MaxBytes,
 	MaxDepth:         1000,
 }
 
-// ParseCost bounds the bytes Parse allocates on a config of n bytes, for a
-// memory budget. Nearly all of it is yaml.v3's node graph, which Parse needs
-// whole and which is live until Parse returns. Measured (limits_test.go): a
-// realistic config costs about 31 bytes per byte; the worst shapes found are
-// lines of empty entries with comments ("? #", "- #"), about 350 bytes per
-// byte, 92 MB for 256 KiB.
-func ParseCost(n int) int64 { return 384*int64(n) + 64<<10 }
+// The cost model of ParseCostOf, for DefaultLimits, from the costliest
+// shapes found (limits_test.go, TestParseCost).
+const (
+	// costPerCount is charged per node counted before parsing: measured at
+	// most 268 bytes, on block lists nested on one line.
+	costPerCount = 288
+	// costPerByte: long scalars, anchors and tags cost up to 7 bytes per
+	// byte beyond their nodes.
+	costPerByte = 8
+	// costPerFlowLevel is charged per '[' and '{', for at most
+	// maxFlowLevels: a level of flow nesting costs up to 308 bytes more
+	// than the 2 nodes its brackets count for.
+	costPerFlowLevel = 320
+	maxFlowLevels    = 10000 // yaml.v3's max_flow_level
+	// costOfAliases is charged when the config may hold an alias: the
+	// decode then reads the nodes aliases expand to, up to MaxNodes of
+	// them, at up to about 75 bytes each (measured 4.7 MB).
+	costOfAliases = 6 << 20
+	// costBase is what the smallest config costs, with some room: 10 KB.
+	costBase = 64 << 10
+	// maxParseCost bounds what Parse allocates on any config. The terms
+	// above do not all reach their maximum at once: counted nodes are
+	// either many cheap ones or nested ones, and a config nested deeper
+	// than MaxDepth is refused before its aliases are read. The costliest
+	// config found takes 17.4 MB.
+	maxParseCost = 22 << 20
+)
+
+// ParseCostOf bounds the bytes Parse allocates on data, for a memory
+// budget. It reads data once, without allocating (except for UTF-16, which
+// it decodes), and is far closer than ParseCost for most configs: a
+// realistic config of MaxBytes without aliases is charged about 10 to 20 MB
+// and costs 4 to 9.
+func ParseCostOf(data []byte) int64 {
+	if len(data) > DefaultLimits.MaxBytes {
+		return costBase
+	}
+	b := boundYAML(data)
+	if b.units() > DefaultLimits.MaxNodes || b.directiveLines > maxDirectiveLines {
+		return costBase + 4*int64(len(data)) // refused unparsed
+	}
+	cost := costPerCount*b.units() + costPerByte*int64(len(data)) + costPerFlowLevel*int64(min(b.flowOpeners, maxFlowLevels))
+	if b.aliases > 0 {
+		cost += costOfAliases
+	}
+	return min(cost, maxParseCost) + costBase
+}
+
+// ParseCost bounds the bytes Parse allocates on any config of n bytes: what
+// ParseCostOf may charge a config of that size (at most 5 counted nodes per
+// byte, "????"). It is maxParseCost plus costBase from 9 KB on.
+func ParseCost(n int) int64 {
+	perByte := int64(5*costPerCount + costPerByte + costPerFlowLevel)
+	return min(perByte*int64(n)+costOfAliases, maxParseCost) + costBase
+}
 
 // Config is what the hook needs from a valid config.
 type Config struct {
@@ -148,6 +221,14 @@ func Parse(data []byte, env func(name string) bool) (*Config, error) {
 func ParseWithLimits(data []byte, env func(name string) bool, limits Limits) (*Config, error) {
 	if len(data) > limits.MaxBytes {
 		return nil, single("", fmt.Sprintf("the config is %d bytes, more than the %d this operator reads", len(data), limits.MaxBytes))
+	}
+	// yaml.v3 builds its whole node graph before any limit below can look
+	// at it: bound it from the bytes first (prescan.go).
+	switch b := boundYAML(data); {
+	case b.units() > limits.MaxNodes:
+		return nil, single("", fmt.Sprintf("more than %d YAML nodes, as counted before parsing: each key, value, '-', ':', ',' or bracket may make one, and a line with a comment counts as %d", limits.MaxNodes, commentLineNodes))
+	case b.directiveLines > maxDirectiveLines:
+		return nil, single("", fmt.Sprintf("more than %d lines that start with %%, which may be YAML directives", maxDirectiveLines))
 	}
 	root, err := decodeDocument(data)
 	if err != nil {

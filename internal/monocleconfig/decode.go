@@ -66,17 +66,22 @@ type sink struct {
 	quiet bool
 }
 
-func (s *sink) problem(path, format string, args ...any) {
+// problem records a problem at path. Only the problems kept are
+// formatted: a config may have a problem per node.
+func (s *sink) problem(path pathStack, format string, args ...any) {
 	s.problemCount++
-	if len(s.problems) < maxProblems {
-		s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	if !s.full() {
+		s.problems = append(s.problems, Problem{Path: path.String(), Message: fmt.Sprintf(format, args...)})
 	}
 }
 
-func (s *sink) ignore(path string) {
+// full says whether further problems are only counted.
+func (s *sink) full() bool { return s.quiet || len(s.problems) >= maxProblems }
+
+func (s *sink) ignore(path pathStack) {
 	s.ignoredCount++
 	if len(s.ignored) < maxIgnored {
-		s.ignored = append(s.ignored, path)
+		s.ignored = append(s.ignored, path.String())
 	}
 }
 
@@ -86,11 +91,7 @@ type decoder struct {
 }
 
 func (d *decoder) problem(format string, args ...any) {
-	if d.sink.quiet {
-		d.sink.problemCount++
-		return
-	}
-	d.sink.problem(d.path.String(), format, args...)
+	d.sink.problem(d.path, format, args...)
 }
 
 // decode reads n as a t; false when it does not fit (a problem is recorded).
@@ -142,14 +143,22 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 			d.problem("must be a list, not %s", kindOf(n))
 			return nil, false
 		}
-		out := make([]any, len(n.Content))
+		var out []any
+		if !d.sink.quiet { // a trial only needs to know whether it fits
+			out = make([]any, len(n.Content))
+		}
 		ok := true
 		for i, elem := range n.Content {
 			d.path.pushIndex(i)
 			v, elemOK := d.decode(t.elem, elem)
 			d.path.pop()
-			out[i] = v
+			if out != nil {
+				out[i] = v
+			}
 			ok = ok && elemOK
+		}
+		if out == nil {
+			return nil, ok
 		}
 		return out, ok
 	case *record:
@@ -176,15 +185,20 @@ func isYAML11Bool(s string) bool {
 // decodeRecord is "object ~> Record": each field of the type from its key;
 // a missing key is None for an Optional field and an error otherwise.
 func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
-	out := &recordValue{typ: t, fields: make([]any, len(t.fields))}
+	var out *recordValue
+	if !d.sink.quiet { // a trial only needs to know whether it fits
+		out = &recordValue{typ: t, fields: make([]any, len(t.fields))}
+	}
 	ok := true
 	for i, f := range t.fields {
-		value, present := o.values[f.name]
+		value, present := o.get(f.name)
 		d.path.pushKey(f.name)
 		switch {
 		case present:
 			v, fieldOK := d.decode(f.typ, value)
-			out.fields[i] = v
+			if out != nil {
+				out.fields[i] = v
+			}
 			ok = ok && fieldOK
 		case isOptional(f.typ):
 		default:
@@ -193,10 +207,13 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 		}
 		d.path.pop()
 	}
-	for _, k := range o.keys {
-		if !d.sink.quiet && !hasField(t, k) {
-			d.path.pushKey(k)
-			d.sink.ignore(d.path.String())
+	if out == nil {
+		return nil, ok
+	}
+	for _, e := range o.entries {
+		if !hasField(t, e.key) {
+			d.path.pushKey(e.key)
+			d.sink.ignore(d.path)
 			d.path.pop()
 		}
 	}
@@ -220,13 +237,14 @@ func hasField(t *record, name string) bool {
 // decodeUnion is "any ~> Union" with UFirst: every alternative is tried and
 // the first (in the sorted order) that reads without error is taken.
 func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
-	type attempt struct {
-		alt    alternative
-		shared int // keys of the map that are fields of the alternative
-	}
 	o, isObject := objectOf(n)
-	var attempts []attempt
-	for _, alt := range t.alts {
+	trialSink := sink{quiet: true}
+	trial := decoder{path: d.path, sink: &trialSink}
+	// The alternative the map looks most like, to explain a failure: the
+	// first with the most keys that are its fields, if any is.
+	var best *alternative
+	bestShared := 0
+	for i, alt := range t.alts {
 		if alt.typ == nil {
 			// An alternative without payload reads from its name as a string.
 			if s, ok := stringOf(n); ok && s == alt.name {
@@ -237,39 +255,38 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		if !isObject {
 			continue
 		}
-		trial := &decoder{path: d.path, sink: &sink{quiet: true}}
+		trialSink.problemCount = 0
 		if _, ok := trial.decodeRecord(alt.typ, o); ok {
 			// Read it again, to note the keys it ignores.
 			v, _ := d.decodeRecord(alt.typ, o)
 			return &unionValue{alt: alt.name, payload: v.(*recordValue)}, true
 		}
-		a := attempt{alt: alt}
-		for _, k := range o.keys {
-			if hasField(alt.typ, k) {
-				a.shared++
+		shared := 0
+		for _, e := range o.entries {
+			if hasField(alt.typ, e.key) {
+				shared++
 			}
 		}
-		attempts = append(attempts, a)
+		if shared > bestShared {
+			best, bestShared = &t.alts[i], shared
+		}
 	}
 
+	if d.sink.full() {
+		// The explanation below would not be kept.
+		d.sink.problemCount++
+		return nil, false
+	}
 	if !isObject {
 		d.problem("must be %s, not %s", describeUnion(t), kindOf(n))
 		return nil, false
 	}
-	// Explain with the alternative the map looks most like.
-	best := -1
-	for i, a := range attempts {
-		if a.shared > 0 && (best < 0 || a.shared > attempts[best].shared) {
-			best = i
-		}
-	}
-	if best < 0 {
+	if best == nil {
 		d.problem("fits none of Monocle's %ss: it must be %s", t.name, describeUnion(t))
 		return nil, false
 	}
-	a := attempts[best]
 	explain := &decoder{path: d.path, sink: &sink{}}
-	explain.decodeRecord(a.alt.typ, o)
+	explain.decodeRecord(best.typ, o)
 	prefix := d.path.String()
 	var details []string
 	for i, p := range explain.sink.problems {
@@ -280,7 +297,7 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.Path, prefix), ".")
 		details = append(details, rel+": "+p.Message)
 	}
-	d.problem("fits none of Monocle's %ss; read as a %s: %s", t.name, a.alt.label, strings.Join(details, "; "))
+	d.problem("fits none of Monocle's %ss; read as a %s: %s", t.name, best.label, strings.Join(details, "; "))
 	return nil, false
 }
 

@@ -1,9 +1,11 @@
 package monocleconfig
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,7 +74,7 @@ func TestLimits(t *testing.T) {
 		"nine levels of aliases of aliases": {
 			data:    laughs(9),
 			limits:  DefaultLimits,
-			problem: "the YAML expands to more than 131072 nodes",
+			problem: "the YAML expands to more than 65536 nodes",
 		},
 		"a few aliases, as configs use them": {
 			data:   laughs(2),
@@ -92,15 +94,38 @@ func TestLimits(t *testing.T) {
 			limits:  DefaultLimits,
 			problem: "exceeded max depth of 10000",
 		},
-		"more nodes than MaxNodes": {
+		"more nodes than MaxNodes, refused before parsing": {
 			data:    tinyNodes(4096),
+			limits:  Limits{MaxBytes: MaxBytes, MaxNodes: 1000, MaxExpandedBytes: MaxBytes, MaxDepth: 10},
+			problem: "more than 1000 YAML nodes, as counted before parsing",
+		},
+		"MaxBytes of empty entries with comments": {
+			data:    []byte("x:\n" + strings.Repeat("- #\n", MaxBytes/4-1)),
+			limits:  DefaultLimits,
+			problem: "more than 65536 YAML nodes, as counted before parsing",
+		},
+		"lines of comments count": {
+			data:    []byte(seedDefaultConfig + strings.Repeat("#\n #\n", 200)),
+			limits:  Limits{MaxBytes: MaxBytes, MaxNodes: 1000, MaxExpandedBytes: MaxBytes, MaxDepth: 10},
+			problem: "more than 1000 YAML nodes, as counted before parsing",
+		},
+		"more expanded nodes than MaxNodes": {
+			data:    laughs(3),
 			limits:  Limits{MaxBytes: MaxBytes, MaxNodes: 1000, MaxExpandedBytes: MaxBytes, MaxDepth: 10},
 			problem: "the YAML expands to more than 1000 nodes",
 		},
-		"a realistic config of MaxBytes": {
-			data:   flatConfig(MaxBytes),
-			limits: DefaultLimits,
+		"directives": {
+			data:    []byte(strings.Repeat("%YAML 1.2\n", maxDirectiveLines+1) + "---\n" + seedDefaultConfig),
+			limits:  DefaultLimits,
+			problem: "more than 64 lines that start with %",
 		},
+	}
+	for _, gen := range realisticConfigs {
+		tests["realistic, MaxBytes of "+gen.name] = struct {
+			data    []byte
+			limits  Limits
+			problem string
+		}{data: gen.make(MaxBytes), limits: DefaultLimits}
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -116,6 +141,22 @@ func TestLimits(t *testing.T) {
 				t.Fatalf("error %v, want one problem containing %q", err, tc.problem)
 			}
 		})
+	}
+}
+
+// Realistic configs of MaxBytes stay within MaxNodes: the margin is logged
+// (go test -v -run TestRealisticMargins), with the nodes yaml.v3 really
+// builds.
+func TestRealisticMargins(t *testing.T) {
+	for _, gen := range realisticConfigs {
+		data := gen.make(MaxBytes)
+		b := boundYAML(data)
+		nodes, _ := nodesBuilt(data)
+		t.Logf("%-32s %6d bytes: %6d nodes, counted %6d (%.2f per node), %.2fx within MaxNodes",
+			gen.name, len(data), nodes, b.units(), float64(b.units())/float64(nodes), float64(DefaultLimits.MaxNodes)/float64(b.units()))
+		if b.units() > DefaultLimits.MaxNodes {
+			t.Errorf("%s: counted %d, more than MaxNodes", gen.name, b.units())
+		}
 	}
 }
 
@@ -145,33 +186,176 @@ func TestBombsAreRefusedCheaply(t *testing.T) {
 	}
 }
 
-// ParseCost holds on the costliest shapes found, and on realistic configs
-// (64 KiB of each: the cost per byte does not depend on the size).
+// costShape is a YAML made of a unit repeated, the shape of a costly
+// config.
+type costShape struct {
+	name             string
+	head, unit, tail string
+	numbered         bool // unit has a %d, the repetition's number
+	maxRepeats       int  // 0: as many as fit
+	staircase        bool // unit is indented one more space each time
+	expands          bool // aliases: may be refused once expanded
+}
+
+func (s costShape) build(repeats int) []byte {
+	var b strings.Builder
+	b.WriteString(s.head)
+	for i := range repeats {
+		switch {
+		case s.staircase:
+			b.WriteString(strings.Repeat(" ", i) + s.unit)
+		case s.numbered:
+			fmt.Fprintf(&b, s.unit, i)
+		default:
+			b.WriteString(s.unit)
+		}
+	}
+	b.WriteString(s.tail)
+	return []byte(b.String())
+}
+
+// largest is the largest config of the shape Parse reads with limits: it
+// is within MaxBytes, within MaxNodes before parsing, and (for the shapes
+// of aliases) within MaxNodes expanded.
+func (s costShape) largest(limits Limits) []byte {
+	fits := func(repeats int) bool {
+		data := s.build(repeats)
+		if len(data) > limits.MaxBytes || boundYAML(data).units() > limits.MaxNodes {
+			return false
+		}
+		if !s.expands {
+			return true
+		}
+		_, err := ParseWithLimits(data, nil, limits)
+		return err == nil || !strings.Contains(err.Error(), "expands to more than")
+	}
+	lo, hi := 0, limits.MaxBytes/len(s.unit)+1
+	if s.maxRepeats > 0 {
+		hi = min(hi, s.maxRepeats)
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return s.build(lo)
+}
+
+// costShapes are the costliest shapes found for yaml.v3 and for Parse: per
+// byte, per node, per comment, per level of nesting, per alias.
+var costShapes = []costShape{
+	{name: "null keys with comments", head: "x:\n", unit: "? #\n"},
+	{name: "empty entries with comments", head: "x:\n", unit: "- #\n"},
+	{name: "comments between empty entries", head: "x:\n", unit: "#\n-\n"},
+	{name: "empty values with comments", head: "x:\n", unit: " a: #\n"},
+	{name: "values with comments", unit: "a: b #\n"},
+	{name: "comments in a flow list", head: "x: [\n", unit: "a, #\n", tail: "a]\n"},
+	{name: "comments at two indents", head: "x:\n  y:\n    z:\n", unit: "#\n #\n"},
+	{name: "comments under deep nesting", head: "x:\n" + strings.Repeat("- ", 4000) + "a\n", unit: "#\n #\n", tail: "y: z\n"},
+	{name: "comment lines between entries", head: "x:\n", unit: "#" + strings.Repeat("c", 30) + "\n- "},
+	{name: "empty entries", head: "x:\n", unit: "-\n"},
+	{name: "empty keys", head: "x:\n", unit: "?\n"},
+	{name: "empty values", unit: "a:\n"},
+	{name: "keys and values", unit: "k%d: b\n", numbered: true},
+	{name: "flow map of keys without values", head: "x: {", unit: "a,", tail: "a}\n"},
+	{name: "flow map of empty values", head: "x: {", unit: "a: ,", tail: "}\n"},
+	{name: "flow map of pairs", head: "x: {", unit: "a: a,", tail: "}\n"},
+	{name: "flow map of explicit keys", head: "x: {", unit: "? a,", tail: "}\n"},
+	{name: "flow list", head: "x: [", unit: "a,", tail: "a]\n"},
+	{name: "flow list of empty lists", head: "x: [", unit: "[],", tail: "[]]\n"},
+	{name: "flow list of empty maps", head: "x: [", unit: "{},", tail: "]\n"},
+	{name: "flow list of single pairs", head: "x: [", unit: "a: b,", tail: "]\n"},
+	{name: "flow list of empty pairs", head: "x: [", unit: "a: ,", tail: "]\n"},
+	{name: "flow list of quoted flow YAML", head: "x: [", unit: "'a,a,a,a',", tail: "a]\n"},
+	{name: "anchors", head: "x: [", unit: "&a a,", tail: "a]\n"},
+	{name: "long anchors", head: "x: [", unit: "&" + strings.Repeat("a", 64) + "%d a,", numbered: true, tail: "a]\n"},
+	{name: "aliases", head: "x: [&a a,", unit: "*a,", tail: "a]\n"},
+	{name: "tags", head: "x: [", unit: "!!str a,", tail: "a]\n"},
+	{name: "verbatim tags", head: "x: [", unit: "!<tag:" + strings.Repeat("a", 64) + "> a,", tail: "a]\n"},
+	{name: "documents", unit: "---\n"},
+	{name: "deep flow lists", unit: "[", tail: strings.Repeat("]", 9999), maxRepeats: 9999},
+	{name: "deep flow lists over lines", unit: "[\n", tail: strings.Repeat("]", 9999), maxRepeats: 9999},
+	{name: "deep flow maps", unit: "{", tail: strings.Repeat("}", 9999), maxRepeats: 9999},
+	{name: "deep block lists on a line", unit: "- ", tail: "a\n", maxRepeats: 9999},
+	{name: "deep block lists and flow lists", head: "x:\n", unit: "- ", tail: strings.Repeat("[", 9999) + strings.Repeat("]", 9999), maxRepeats: 9999},
+	{name: "deep explicit keys on a line", unit: "? ", tail: "a\n", maxRepeats: 9999},
+	{name: "deep block lists and keys", unit: "- ? ", tail: "a\n", maxRepeats: 4999},
+	{name: "deep block lists over lines", unit: "-\n", staircase: true, maxRepeats: 1000},
+	{name: "a long comment, then deep block lists", head: "x:\n#" + strings.Repeat("c", 200000) + "\n", unit: "- ", tail: "a\n", maxRepeats: 9999},
+	{name: "a long scalar", head: "x: ", unit: "a", tail: "\n"},
+	{name: "a long scalar of escapes", head: "x: \"", unit: `\x41`, tail: "\"\n"},
+	{name: "a long block scalar", head: "x: |\n", unit: " a\n"},
+	{name: "a long plain scalar over lines", head: "x: a\n", unit: " a\n"},
+	{name: "crawlers that do not fit", head: "workspaces:\n  - name: w\n    crawlers:\n", unit: "      - {name: a, update_since: b, provider: {c: d}}\n"},
+	{name: "crawlers without fields", head: "workspaces:\n  - name: w\n    crawlers: [", unit: "{provider: {}},", tail: "]\n"},
+	{name: "idents as small flow maps", head: "workspaces:\n  - name: w\n    crawlers: []\n    idents: [", unit: "{ident: a, aliases: [a]},", tail: "]\n"},
+	{name: "small workspaces", head: "workspaces: [", unit: "{name: a%d, crawlers: []},", numbered: true, tail: "]\n"},
+	{name: "aliases of crawlers", head: "c: &c [" + strings.Repeat("{name: a, update_since: '2020-01-01', provider: {github_organization: o}},", 100) + "]\nworkspaces:\n", unit: "  - {name: w%d, crawlers: *c}\n", numbered: true, expands: true},
+	{name: "aliases of idents", head: "i: &i [" + strings.Repeat("{ident: a, aliases: [a, b], groups: [g]},", 100) + "]\nworkspaces:\n", unit: "  - {name: w%d, crawlers: [], idents: *i}\n", numbered: true, expands: true},
+	{name: "aliases of crawlers that do not fit", head: "c: &c [" + strings.Repeat("{provider: {}},", 100) + "]\nworkspaces:\n", unit: "  - {name: w%d, crawlers: *c}\n", numbered: true, expands: true},
+	{name: "aliases of a scalar as ident aliases", head: "s: &s a\nworkspaces:\n  - name: w\n    crawlers: []\n    idents:\n      - ident: a\n        aliases: [", unit: "*s, ", tail: "a]\n", expands: true},
+	{name: "comments, then aliases of idents", head: "x:\n  y:\n    z:\n" + strings.Repeat("#\n #\n", 7600) + "i: &i [" + strings.Repeat("{ident: a, aliases: [a, b], groups: [g]},", 100) + "]\nworkspaces:\n", unit: "  - {name: w%d, crawlers: [], idents: *i}\n", numbered: true, expands: true},
+	{name: "flow map, then aliases of idents", head: "x: {" + strings.Repeat("a,", 28000) + "a}\ni: &i [" + strings.Repeat("{ident: a, aliases: [a, b], groups: [g]},", 10) + "]\nworkspaces:\n", unit: "  - {name: w%d, crawlers: [], idents: *i}\n", numbered: true, expands: true},
+	{name: "%TAG directives", unit: "%%TAG !a%d! x\n", numbered: true, tail: "---\na\n"},
+}
+
+// maxParseAlloc is the goal: what Parse may allocate on any config.
+const maxParseAlloc = 24 << 20
+
+// ParseCost holds on the costliest shapes found, at their largest and at
+// 16 KiB (where the cost per byte, not MaxNodes, bounds them), and on
+// realistic configs; and the costliest is within maxParseAlloc. The table
+// of the report: go test -v -run TestParseCost.
 func TestParseCost(t *testing.T) {
-	const size = 64 << 10
-	fill := func(head, unit string) []byte {
-		return []byte(seedDefaultConfig + head + strings.Repeat(unit, size/len(unit)))
+	type row struct {
+		name   string
+		data   []byte
+		alloc  uint64
+		result string
 	}
-	tests := map[string][]byte{
-		"seed default":                   []byte(seedDefaultConfig),
-		"realistic":                      flatConfig(size),
-		"null keys with comments":        fill("x:\n", "? #\n"),
-		"empty entries with comments":    fill("x:\n", "- #\n"),
-		"comments between empty entries": fill("x:\n", "#\n-\n"),
-		"empty values with comments":     fill("x:\n", " a: #\n"),
-		"a flow map of empty values":     tinyNodes(size),
-		"nested flow lists":              fill("x:\n", "- "+strings.Repeat("[", 100)+strings.Repeat("]", 100)+"\n"),
-		"alias bomb":                     aliasBomb(),
-		"deep":                           nested(10000),
-	}
-	for name, data := range tests {
-		t.Run(name, func(t *testing.T) {
-			n := allocated(func() { _, _ = Parse(data, allTokens) })
-			t.Logf("%d bytes: %d allocated, %.0f per byte", len(data), n, float64(n)/float64(len(data)))
-			if int64(n) > ParseCost(len(data)) {
-				t.Errorf("%d bytes allocated, ParseCost says %d", n, ParseCost(len(data)))
+	var rows []row
+	measure := func(name string, data []byte) {
+		result := "accepted"
+		alloc := allocated(func() {
+			if _, err := Parse(data, allTokens); err != nil {
+				result = cutText(err.Error(), 60)
 			}
 		})
+		rows = append(rows, row{name, data, alloc, result})
+	}
+	for _, s := range costShapes {
+		measure(s.name, s.largest(DefaultLimits))
+		if testing.Short() {
+			continue
+		}
+		small := DefaultLimits
+		small.MaxBytes = 16 << 10
+		if data := s.largest(small); len(data) <= small.MaxBytes {
+			measure(s.name+", 16 KiB", data)
+		}
+	}
+	for _, gen := range realisticConfigs {
+		measure("realistic: "+gen.name, gen.make(MaxBytes))
+	}
+	measure("seed default", []byte(seedDefaultConfig))
+	measure("alias bomb", aliasBomb())
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.alloc, a.alloc) })
+	for _, r := range rows {
+		costOf, cost := ParseCostOf(r.data), ParseCost(len(r.data))
+		t.Logf("%-48s %6d bytes %6d counted %8d allocated, ParseCostOf %8d  %s",
+			r.name, len(r.data), boundYAML(r.data).units(), r.alloc, costOf, r.result)
+		switch {
+		case int64(r.alloc) > costOf:
+			t.Errorf("%s: %d bytes allocated, ParseCostOf says %d", r.name, r.alloc, costOf)
+		case costOf > cost:
+			t.Errorf("%s: ParseCostOf says %d, more than ParseCost's %d", r.name, costOf, cost)
+		}
+	}
+	if ParseCost(MaxBytes) > maxParseAlloc {
+		t.Errorf("ParseCost(MaxBytes) is %d, more than %d", ParseCost(MaxBytes), maxParseAlloc)
 	}
 }
 
@@ -180,7 +364,6 @@ func TestParseCost(t *testing.T) {
 // ParseWithLimits and raised limits, to see what the parse of them costs.
 func BenchmarkParse(b *testing.B) {
 	oneMiB := Limits{MaxBytes: 1 << 20, MaxNodes: 1 << 20, MaxExpandedBytes: 4 << 20, MaxDepth: 1000}
-	comments := []byte(seedDefaultConfig + "x:\n" + strings.Repeat("- #\n", (MaxBytes-100)/4))
 	cases := []struct {
 		name   string
 		data   []byte
@@ -192,10 +375,20 @@ func BenchmarkParse(b *testing.B) {
 		{"deep-999", nested(999), DefaultLimits},
 		{"deep-10000-refused", nested(10000), DefaultLimits},
 		{"flat-256KiB", flatConfig(MaxBytes), DefaultLimits},
+		{"idents-256KiB", identsConfig(MaxBytes), DefaultLimits},
 		{"flat-1MiB-refused-by-size", flatConfig(1 << 20), DefaultLimits},
 		{"flat-1MiB-raised-limits", flatConfig(1 << 20), oneMiB},
-		{"tiny-nodes-256KiB-refused", tinyNodes(MaxBytes), DefaultLimits},
-		{"comment-lines-256KiB", comments, DefaultLimits},
+		{"tiny-nodes-256KiB-refused-before-parsing", tinyNodes(MaxBytes), DefaultLimits},
+		{"comment-lines-256KiB-refused-before-parsing", []byte("x:\n" + strings.Repeat("- #\n", (MaxBytes-100)/4)), DefaultLimits},
+	}
+	for _, s := range costShapes {
+		if s.name == "comments under deep nesting" || s.name == "flow map of keys without values" || s.name == "deep block lists and flow lists" {
+			cases = append(cases, struct {
+				name   string
+				data   []byte
+				limits Limits
+			}{strings.ReplaceAll(s.name, " ", "-") + "-largest-accepted", s.largest(DefaultLimits), DefaultLimits})
+		}
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -412,40 +412,82 @@ func measureDocument(root *yaml.Node, limits Limits) error {
 
 // object is a JSON object view of a mapping node, or of a YAML list of
 // {key, value} maps: dhall-json reads such a list as a record too
-// (JSONToDhall.hs, "key-value list ~> Record", on by default).
+// (JSONToDhall.hs, "key-value list ~> Record", on by default). It is built
+// for every map the decode reads, aliases included, so a small one is a
+// slice searched in order, without a Go map.
 type object struct {
-	keys   []string // first-seen order, for reporting
-	values map[string]*yaml.Node
+	entries []objectEntry  // each key once, in first-seen order
+	index   map[string]int // key to entry, once there are many
+}
+
+type objectEntry struct {
+	key   string
+	value *yaml.Node
+}
+
+// indexedObject is the number of keys past which an object gets an index.
+const indexedObject = 16
+
+func (o *object) get(key string) (*yaml.Node, bool) {
+	if i, ok := o.find(key); ok {
+		return o.entries[i].value, true
+	}
+	return nil, false
+}
+
+func (o *object) find(key string) (int, bool) {
+	if o.index != nil {
+		i, ok := o.index[key]
+		return i, ok
+	}
+	for i := range o.entries {
+		if o.entries[i].key == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (o *object) set(key string, value *yaml.Node) {
+	if i, ok := o.find(key); ok {
+		o.entries[i].value = value // aeson's object keeps the last of duplicated keys
+		return
+	}
+	o.entries = append(o.entries, objectEntry{key, value})
+	switch {
+	case o.index != nil:
+		o.index[key] = len(o.entries) - 1
+	case len(o.entries) > indexedObject:
+		o.index = make(map[string]int, len(o.entries))
+		for i, e := range o.entries {
+			o.index[e.key] = i
+		}
+	}
 }
 
 // objectOf gives the object view of n, or false when n is neither a map nor
 // a key-value list.
 func objectOf(n *yaml.Node) (object, bool) {
 	n = deref(n)
-	o := object{values: map[string]*yaml.Node{}}
-	set := func(k string, v *yaml.Node) {
-		if _, seen := o.values[k]; !seen {
-			o.keys = append(o.keys, k)
-		}
-		o.values[k] = v // aeson's object keeps the last of duplicated keys
-	}
 	switch n.Kind {
 	case yaml.MappingNode:
+		o := object{entries: make([]objectEntry, 0, len(n.Content)/2)}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, _ := stringOf(n.Content[i])
-			set(k, n.Content[i+1])
+			o.set(k, n.Content[i+1])
 		}
 		return o, true
 	case yaml.SequenceNode:
 		// dhall-json keyValMay: every element a map with a string "key"
 		// and a "value" (any, null included); other keys are ignored.
+		o := object{entries: make([]objectEntry, 0, len(n.Content))}
 		for _, elem := range n.Content {
-			if deref(elem).Kind != yaml.MappingNode {
+			elem = deref(elem)
+			if elem.Kind != yaml.MappingNode {
 				return object{}, false
 			}
-			kv, _ := objectOf(elem)
-			keyNode, hasKey := kv.values["key"]
-			valueNode, hasValue := kv.values["value"]
+			keyNode, hasKey := lastValue(elem, "key")
+			valueNode, hasValue := lastValue(elem, "value")
 			if !hasKey || !hasValue {
 				return object{}, false
 			}
@@ -453,11 +495,22 @@ func objectOf(n *yaml.Node) (object, bool) {
 			if !isString {
 				return object{}, false
 			}
-			set(k, valueNode)
+			o.set(k, valueNode)
 		}
 		return o, true
 	}
 	return object{}, false
+}
+
+// lastValue is the value of the last key of the mapping m that reads as
+// the string key.
+func lastValue(m *yaml.Node, key string) (*yaml.Node, bool) {
+	for i := len(m.Content) - 2; i >= 0; i -= 2 {
+		if k, _ := stringOf(m.Content[i]); k == key {
+			return m.Content[i+1], true
+		}
+	}
+	return nil, false
 }
 
 // pathStack is the path of the node being read, rendered only on error.

@@ -1,0 +1,344 @@
+package monocleconfig
+
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// go.yaml.in/yaml/v3 builds a whole node graph before anything can look at
+// it, and allocates a few hundred bytes per node and about a kilobyte per
+// comment: 256 KiB of "? #" lines cost it 92 MB. So Parse bounds, from the
+// bytes alone and before yaml.v3 runs, what yaml.v3 can make of them, and
+// refuses the config when the bound is over MaxNodes.
+
+// yamlBound bounds what yaml.v3 makes of some bytes.
+type yamlBound struct {
+	// nodes is at least the number of nodes (documents included) yaml.v3
+	// creates, on every document of the stream, whether it parses or not.
+	// It also counts nestingNodes for each block collection that may be
+	// opened in the middle of a line: see boundYAML.
+	nodes int
+	// commentLines counts the lines with a '#': yaml.v3 keeps at most one
+	// comment record per line that has one.
+	commentLines int
+	// directiveLines counts the lines that start with '%'. yaml.v3 checks
+	// each %TAG directive against every one before it.
+	directiveLines int
+	// flowOpeners counts the '[' and '{': a level of flow nesting costs
+	// yaml.v3 more than the nodes it counts for.
+	flowOpeners int
+	// aliases counts the '*' where a token may start: with none, the
+	// decode reads no node twice.
+	aliases int
+}
+
+const (
+	// commentLineNodes is what a line with a comment counts for against
+	// MaxNodes: yaml.v3 keeps a record of about 170 bytes per comment in
+	// a slice that grows by a quarter at a time, about 1 KB allocated per
+	// comment, what 4 nodes cost.
+	commentLineNodes = 4
+	// nestingNodes is what a block collection opened in the middle of a
+	// line ("- - - x", "? ? x") counts for over its node: yaml.v3 spends
+	// about 950 bytes on such a level. One opened at the start of a line
+	// needs a line indented deeper than the one above, so there are few of
+	// them (about 720 in MaxBytes). A level of flow nesting counts its
+	// closing bracket.
+	nestingNodes = 3
+	// maxDirectiveLines bounds the lines that may be YAML directives (a
+	// config needs none; Monocle's HsYAML reads them).
+	maxDirectiveLines = 64
+)
+
+// units is what the YAML counts for against MaxNodes.
+func (b yamlBound) units() int64 {
+	return int64(b.nodes) + commentLineNodes*int64(b.commentLines)
+}
+
+// boundYAML reads data once and bounds what yaml.v3 makes of it.
+//
+// yaml.v3 makes a node of each scalar, alias, sequence start, mapping start
+// and document start event (decode.go, parser.parse). Each of those events
+// comes from a token the scanner read, or from an indicator after which the
+// parser supplies an empty scalar or opens a mapping or sequence that has no
+// token of its own (parserc.go, scannerc.go). Each is charged to a byte:
+//
+//   - a scalar, alias, anchor or tag token: 1, at its first byte (an anchor
+//     or a tag without content stands for an empty scalar);
+//   - '[' and '{': 1;
+//   - '-' followed by a blank or a line end (block entry): 1 for the block
+//     sequence it may open, and 1 for the empty item it stands for when no
+//     token follows it on its line;
+//   - '?' (key indicator; in flow context also in the middle of a plain
+//     scalar): 1 for the mapping it may open, 1 for an empty value, and 1
+//     for an empty key when no token follows it on its line;
+//   - ':' as value indicator: 1 for the mapping it may open (a block
+//     mapping, or the single-pair mapping of a flow sequence), and 1 for
+//     the empty value it stands for when no token follows it on its line
+//     (after a value indicator, a token on the same line is the value, or
+//     starts the block collection that is: it cannot be a key of the same
+//     mapping). An empty key comes only after '?';
+//   - ',' and '}': 1 for the empty value of a flow mapping entry without
+//     ':' or '?', unless one of those was counted since the last '[', '{'
+//     or ','. Those are on every entry boundary, so that entry is the end
+//     of one; a counted ':' or '?' in it is either its own indicator, or
+//     one that is not an indicator (in a quoted scalar), or one of a
+//     collection nested in it, and the count of either of the last two is
+//     free: a ':' or '?' in a flow mapping opens no mapping, and one in a
+//     flow sequence is followed by its ']';
+//   - ']': 1, for the cost of a level of flow nesting;
+//   - "---" at the start of a line: 2, a document and its empty content;
+//   - 3 for the implicit first document, its empty content, and the empty
+//     value a flow mapping entry gets before an error stops the parse.
+//
+// Which bytes start a token depends on the context (flow or block, inside a
+// quoted or block scalar or not), which one pass without yaml.v3's state
+// cannot know. So the bound charges every byte that may start a token as if
+// it did: the first byte of a line, and any byte after a blank or after
+// '[', '{', ',', '?' or a counted ':'. It does not charge:
+//   - what follows a quote, ']', '}' or an anchor's name without a blank: a
+//     token there makes no node (the parser wants an indicator after a node,
+//     and stops on anything else), so only indicators are counted there;
+//   - what follows a blank after a plain scalar begun after a blank (or the
+//     start of the line): a plain scalar goes on over blanks, up to an
+//     indicator that ends it (':' before a blank, " #", and in flow context
+//     ',', '?', brackets), which is counted as such wherever it is;
+//   - the rest of a line from a '#' at its start or after a blank, when the
+//     line has no quote at all: then that '#' starts a comment, or the whole
+//     line is inside a quoted or block scalar that cannot end on it; either
+//     way nothing after it on the line is a token.
+//
+// A quote is never taken to open a quoted scalar: what a quoted scalar holds
+// is counted as if it were YAML. TestBoundIsSound and FuzzBound check the
+// bound against the nodes yaml.v3 builds.
+func boundYAML(data []byte) yamlBound {
+	data = utf8Stream(data)
+	b := yamlBound{nodes: 3}
+	for len(data) > 0 {
+		line, rest := cutYAMLLine(data)
+		b.add(line)
+		data = rest
+	}
+	return b
+}
+
+// add counts one line (without its line break).
+func (b *yamlBound) add(line []byte) {
+	if bytes.IndexByte(line, '#') >= 0 {
+		b.commentLines++
+	}
+	if len(line) > 0 && line[0] == '%' {
+		b.directiveLines++
+	}
+	if len(line) >= 3 && line[0] == '-' && line[1] == '-' && line[2] == '-' && blankzAt(line, 3) {
+		b.nodes += 2
+	}
+	quoteFree := bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0
+	start := true   // a token may start here
+	content := true // a token that makes a node may start here
+	first := true   // nothing but blanks before
+	// keyed: a ':' or '?' was counted since the last '[', '{' or ','.
+	keyed := false
+	// plain: the non-blanks since the last blank are a plain scalar begun
+	// after a blank (or more of one), if they are a token at all, with
+	// nothing in them that ends one. A plain scalar goes on over blanks:
+	// what follows them is more of it, unless it is an indicator that ends
+	// it (':' before a blank, ' #', ',', '?', brackets), counted as such.
+	plain := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		afterBlank := i == 0 || line[i-1] == ' ' || line[i-1] == '\t'
+		nesting := 0 // the cost of a block collection opened mid-line
+		if !first {
+			nesting = nestingNodes
+		}
+		if c != ' ' && c != '\t' {
+			first = false
+		}
+		switch c {
+		case ' ', '\t':
+			start, content = !plain, !plain
+			continue
+		case '#':
+			if afterBlank {
+				if quoteFree {
+					return
+				}
+				plain = false
+			}
+			start, content = false, false
+			continue
+		case '-':
+			switch {
+			case !start:
+			case blankzAt(line, i+1):
+				b.nodes += 1 + emptyAfter(line, i+1) + nesting
+				plain = false
+			case content:
+				b.nodes++ // a plain scalar
+				plain = afterBlank
+			}
+			start, content = false, false
+			continue
+		case ':':
+			if start || blankzAt(line, i+1) {
+				b.nodes += 1 + emptyAfter(line, i+1)
+				start, content, keyed, plain = true, true, true, false
+			}
+			continue
+		case '&', '*':
+			if !start {
+				continue
+			}
+			if content {
+				b.nodes++
+			}
+			if c == '*' {
+				b.aliases++
+			}
+			// The name is what yaml.v3 reads as one (is_alpha); an
+			// indicator may follow it at once, ':' among them.
+			for i+1 < len(line) && isAnchorChar(line[i+1]) {
+				i++
+			}
+			start, content, plain = true, false, false
+			continue
+		}
+		if c == 0xEF && bytes.HasPrefix(line[i:], bom) {
+			// yaml.v3 skips a BOM at the start of a line; elsewhere it is a
+			// character, but taking a token to start after it counts more.
+			i += len(bom) - 1
+			start, content, plain = true, true, false
+			continue
+		}
+		if !isPlainChar(c) {
+			plain = false
+		}
+		switch c {
+		case '?':
+			b.nodes += 2 + emptyAfter(line, i+1) + nesting
+			start, content, keyed = true, true, true
+		case '[', '{':
+			b.nodes++
+			b.flowOpeners++
+			start, content, keyed = true, true, false
+		case ',':
+			if !keyed {
+				b.nodes++
+			}
+			start, content, keyed = true, true, false
+		case '}':
+			if !keyed {
+				b.nodes++
+			}
+			start, content = true, false
+		case ']':
+			b.nodes++
+			start, content = true, false
+		case '"', '\'':
+			if content {
+				b.nodes++
+			}
+			start, content = true, false
+		default:
+			if content {
+				b.nodes++
+				plain = afterBlank && isPlainChar(c)
+			}
+			start, content = false, false
+		}
+	}
+}
+
+// isPlainChar says whether c, at the start of a token, can only start a
+// plain scalar, and inside one is more of it (except ':' before a blank,
+// handled on its own).
+func isPlainChar(c byte) bool {
+	switch c {
+	case '?', '[', ']', '{', '}', ',', '"', '\'', '!', '|', '>', '%', '@', '`':
+		return false
+	}
+	return true
+}
+
+// emptyAfter is 1 when an indicator ending before line[i] may stand for an
+// empty node: when no token follows it on its line. After '#' or a NUL the
+// next token may be on another line; before ',', ']' or '}' the node is
+// empty.
+func emptyAfter(line []byte, i int) int {
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i == len(line) {
+		return 1
+	}
+	switch line[i] {
+	case '#', ',', ']', '}', 0:
+		return 1
+	}
+	return 0
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+// blankzAt is yaml.v3's is_blankz at line[i]: a space, a tab, a NUL, or the
+// end of the line (a line break or the end of the input).
+func blankzAt(line []byte, i int) bool {
+	return i >= len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == 0
+}
+
+// isAnchorChar is yaml.v3's is_alpha, the characters of anchor names.
+func isAnchorChar(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '_' || c == '-'
+}
+
+// cutYAMLLine splits data at its first line break, as yaml.v3 knows them
+// (is_break): CR, LF, NEL, LS and PS. A CR LF is two breaks around an empty
+// line, which counts nothing.
+func cutYAMLLine(data []byte) (line, rest []byte) {
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '\n', '\r':
+			return data[:i], data[i+1:]
+		case 0xC2:
+			if i+1 < len(data) && data[i+1] == 0x85 {
+				return data[:i], data[i+2:]
+			}
+		case 0xE2:
+			if i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9) {
+				return data[:i], data[i+3:]
+			}
+		}
+	}
+	return data, nil
+}
+
+// utf8Stream is the text yaml.v3 reads from data
+// (yaml_parser_determine_encoding): UTF-16 after its byte order mark
+// decoded to UTF-8, a leading UTF-8 byte order mark dropped. Invalid UTF-16
+// decodes to U+FFFD here, where yaml.v3 stops with an error.
+func utf8Stream(data []byte) []byte {
+	var bigEndian bool
+	switch {
+	case bytes.HasPrefix(data, []byte("\xff\xfe")):
+	case bytes.HasPrefix(data, []byte("\xfe\xff")):
+		bigEndian = true
+	default:
+		return bytes.TrimPrefix(data, bom)
+	}
+	data = data[2:]
+	units := make([]uint16, len(data)/2)
+	for i := range units {
+		lo, hi := data[2*i], data[2*i+1]
+		if bigEndian {
+			lo, hi = hi, lo
+		}
+		units[i] = uint16(lo) | uint16(hi)<<8
+	}
+	out := make([]byte, 0, len(data)*3/2)
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out
+}

@@ -37,6 +37,7 @@ fuzz:
 	$(GO) test ./hook -run '^$$' -fuzz '^FuzzSyncRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./hook -run '^$$' -fuzz '^FuzzSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./internal/monocleconfig -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	$(GO) test ./internal/monocleconfig -run '^$$' -fuzz '^FuzzBound$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./internal/monoclesearch -run '^$$' -fuzz '^FuzzValidateAlias$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 # Integration tests on a real etcd + kube-apiserver: tools/assets.sh builds

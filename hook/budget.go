@@ -2,12 +2,15 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // The cost model: the heap a request may take at its peak, estimated before
@@ -27,12 +30,6 @@ const (
 	// scratch, the log line). The 5.8 KB new-parent request peaks at 12 KB
 	// to 82 KB.
 	requestCost = 64 << 10
-	// configCost is charged per byte of config.yaml a sync may parse
-	// (the inline spec.config, the user's ConfigMap, the observed one)
-	// before Sync: the YAML decoder's nodes, the JSON it converts them to
-	// and the config's copy in the answer. Measured 19.6 to 21.2 times for
-	// configs of 256 KiB and 1 MiB.
-	configCost = 24
 	// minBodyBuffer is the first read buffer: a request that sends a few
 	// bytes holds no more than this.
 	minBodyBuffer = 4 << 10
@@ -44,19 +41,25 @@ const (
 )
 
 // syncCost is what a decoded sync request is charged before Sync, on top of
-// its body: requestCost, and configCost for each byte of config.yaml it may
-// parse: the spec (which holds the inline config), and the config.yaml of
-// the user's ConfigMap and of the observed one.
+// its body: requestCost, and the most that parsing its config may take.
+// Sync parses one config.yaml (the user's ConfigMap's, the spec's, or the
+// generated one's): each candidate's cost is bounded from its bytes by
+// monocleconfig.ParseCostOf, and the largest is charged.
 func syncCost(req *SyncRequest) int64 {
-	n := len(req.Parent.Spec)
+	var spec struct {
+		Config string `json:"config"`
+	}
+	// A spec that does not decode parses no config.
+	_ = json.Unmarshal(req.Parent.Spec, &spec)
+	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
 	for _, m := range []map[string]*corev1.ConfigMap{req.Related.ConfigMaps, req.Children.ConfigMaps} {
 		for _, cm := range m {
 			if cm != nil {
-				n += len(cm.Data[configFile])
+				cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))
 			}
 		}
 	}
-	return requestCost + configCost*int64(n)
+	return requestCost + cost
 }
 
 // DefaultBudgetWait is how long a request waits for the budget to have room

@@ -306,7 +306,6 @@ type measurer struct {
 	memo    map[*yaml.Node]cost
 	pending map[*yaml.Node]bool // anchored nodes being measured: an alias to one is a cycle
 	path    pathStack
-	total   cost
 }
 
 // limitError stops the measure as soon as a part of the graph is over a limit.

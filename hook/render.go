@@ -8,23 +8,24 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Render answers a Monocle object, as YAML or JSON, the way /sync answers it
-// as a new parent (no children yet), and prints the children as YAML
-// documents: to review them, or to apply them without Metacontroller.
-func Render(monocle []byte, env Env) ([]byte, error) {
-	parentJSON, err := yaml.YAMLToJSON(monocle)
+// Render answers the one Monocle of a file (YAML or JSON documents) the way
+// /sync answers it as a new parent (no children yet, the ConfigMaps and
+// Secrets of the file as its related objects), and prints the children as
+// YAML documents: to review them, or to apply them without Metacontroller.
+func Render(data []byte, env Env) ([]byte, error) {
+	objs, err := readObjects(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading the Monocle: %w", err)
 	}
-	body, err := json.Marshal(map[string]json.RawMessage{"parent": parentJSON})
+	if len(objs.monocles) != 1 {
+		return nil, fmt.Errorf("the file holds %d Monocles, not one", len(objs.monocles))
+	}
+	req, err := objs.request(objs.monocles[0])
 	if err != nil {
 		return nil, err
 	}
-	var req SyncRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("reading the Monocle: %w", err)
-	}
-	resp, err := Sync(&req, env)
+	req.Children = Children{}
+	resp, err := Sync(req, env)
 	if err != nil {
 		return nil, err
 	}

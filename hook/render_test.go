@@ -28,11 +28,15 @@ func TestRenderIsSync(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			parent, err := yaml.YAMLToJSON(monocle)
+			objs, err := readObjects(monocle)
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, _ := json.Marshal(map[string]any{"parent": json.RawMessage(parent), "children": map[string]any{}})
+			req, err := objs.request(objs.monocles[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := json.Marshal(map[string]any{"parent": req.Parent, "related": req.Related, "children": map[string]any{}})
 			code, answer := post(t, newTestServer(t, &bytes.Buffer{}).URL+"/sync", body)
 			if code != 200 {
 				t.Fatalf("/sync: %d %s", code, answer)

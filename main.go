@@ -72,6 +72,7 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 	drain := fs.Duration("shutdown-timeout", 20*time.Second, "how long in-flight syncs may take to finish on SIGTERM")
 	certFile := fs.String("tls-cert-file", "", "serve HTTPS with this PEM certificate (chain); reloaded when it changes; needs --tls-key-file")
 	keyFile := fs.String("tls-key-file", "", "the PEM private key of --tls-cert-file")
+	image := fs.String("image", hookImage(), "the hook's own image, which runs the Monocles' snapshot CronJobs (the chart passes its own)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func serve(ctx context.Context, args []string, log *slog.Logger, started func(ne
 		return err
 	}
 
-	srv := hook.NewServer(hook.Env{Now: time.Now, Rand: rand.Reader}, log, prometheus.NewRegistry(), version)
+	srv := hook.NewServer(hook.Env{Now: time.Now, Rand: rand.Reader, Image: *image}, log, prometheus.NewRegistry(), version)
 	httpServer := &http.Server{
 		Addr:              *listen,
 		Handler:           srv.Handler(),
@@ -159,7 +160,7 @@ func render(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader})
+	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})
 	if err != nil {
 		return err
 	}

@@ -361,7 +361,7 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 		c.Reason, c.Message = off, offMessage
 		return c
 	case cj == nil:
-		c.Reason, c.Message = "CronJobPending", "the snapshot CronJob is made once Elasticsearch has its snapshot volume"
+		c.Reason, c.Message = "CronJobPending", "the snapshot CronJob is not there yet: it comes with Elasticsearch's snapshot volume"
 		return c
 	case ptr.Deref(cj.Spec.Suspend, false):
 		c.Reason, c.Message = "Suspended", "snapshots are suspended (spec.elasticsearch.snapshots.suspend)"
@@ -436,12 +436,13 @@ func lastScheduled(sched cron.Schedule, t time.Time) time.Time {
 		next := sched.Next(a)
 		return !next.IsZero() && !next.After(t)
 	}
-	const limit = 5 * 366 * 24 * time.Hour
+	const limit = 5 * 365 * 24 * time.Hour
 	w := time.Minute
 	for !firesBy(t.Add(-w)) {
-		if w *= 2; w > limit {
+		if w == limit {
 			return time.Time{}
 		}
+		w = min(2*w, limit)
 	}
 	lo, hi := t.Add(-w), t // firesBy(lo), and never firesBy(t)
 	for hi.Sub(lo) > time.Second {

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	// Time zones are read from the binary, never from the machine: the
-	// same timeZone is valid, and fires at the same times, wherever the
-	// hook runs.
+	// The time zone database, for machines without one (the hook's
+	// distroless image): a timeZone valid for the API server is valid here.
 	_ "time/tzdata"
 
 	"github.com/robfig/cron/v3"

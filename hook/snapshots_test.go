@@ -303,9 +303,15 @@ func TestTurnSnapshotsOnRecreatesTheStatefulSet(t *testing.T) {
 			// Turning snapshots off: the CronJob goes; the StatefulSet,
 			// its immutable templates and the snapshot mount stay (no restart).
 			c.parent = setSpec(t, c.parent, tc.before)
-			created, updated, deleted := c.apply(t, syncJSON(t, request()))
+			body := syncJSON(t, request())
+			created, updated, deleted := c.apply(t, body)
 			if len(created)+len(updated) > 0 || !slices.Equal(deleted, []string{cj}) {
 				t.Errorf("off: created %v, updated %v, deleted %v", created, updated, deleted)
+			}
+			off := decodeAnswer(t, body)
+			if h := off.Status.Condition(ConditionSnapshotsHealthy); h.Reason != "SnapshotsOff" || off.Status.Snapshots == nil ||
+				off.Status.Snapshots.Claim != "snapshots-monocle-sample-elastic-0" {
+				t.Errorf("off: SnapshotsHealthy %+v, status.snapshots %+v", h, off.Status.Snapshots)
 			}
 		})
 	}

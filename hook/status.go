@@ -148,7 +148,8 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 	if off == reasonSpecNotApplied && cj != nil {
 		off = "" // the CronJob runs, whatever the spec: judged
 	}
-	if off == "" || cj != nil {
+	if off == "" || cj != nil || in.snapshotsClaim != "" {
+		// The volume stays, with its snapshots, when they are turned off.
 		st.Snapshots = snapshotsStatus(in.snapshotsClaim, in.claims[in.snapshotsClaim], cj)
 	}
 	conds = append(conds, snapshotsCondition(parent.Metadata.Namespace, cj, now(), off, in.snapshotsOffMessage))

@@ -203,6 +203,14 @@ func claimTemplate(templates []corev1.PersistentVolumeClaim, name string) *corev
 	return nil
 }
 
+// snapshotsClaimOf names the snapshot volume of a StatefulSet that has one.
+func snapshotsClaimOf(n names, sts *appsv1.StatefulSet) string {
+	if sts == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) == nil {
+		return ""
+	}
+	return n.snapshotsClaim()
+}
+
 // makeSnapshotsCronJob runs `monocle-hook snapshot` in the hook's own image
 // on the schedule: one run at a time, each registering the repository if
 // needed, taking one snapshot, waiting for it and deleting those beyond

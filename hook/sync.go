@@ -67,6 +67,7 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			external:            obs.StatefulSets[n.elastic] == nil && obs.Deployments[n.api] != nil,
 			snapshotsOff:        reasonSpecNotApplied,
 			snapshotsOffMessage: "the spec is not applied",
+			snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.elastic]),
 		})
 	} else {
 		var err error
@@ -111,9 +112,7 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 				// Only with the volume the snapshots are written to.
 				children = append(children, makeSnapshotsCronJob(n, s, cmp.Or(env.Image, DefaultHookImage)))
 			}
-			if claimTemplate(answered.Spec.VolumeClaimTemplates, snapshotsVolume) != nil {
-				in.snapshotsClaim = n.snapshotsClaim()
-			}
+			in.snapshotsClaim = snapshotsClaimOf(n, answered)
 		case elasticRetain:
 			children = append(children, makeElasticStatefulSet(n, s, sts, true, nil))
 			in.retaining = volumesHeld(sts, claims)

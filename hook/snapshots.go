@@ -423,7 +423,7 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // CronJob, it is now-2D: no later than the real one.
 func secondToLastScheduled(sched cron.Schedule, now time.Time) time.Time {
 	if every, ok := sched.(cron.ConstantDelaySchedule); ok {
-		return now.Add(-2 * every.Delay)
+		return now.Add(-every.Delay).Add(-every.Delay) // 2*Delay may overflow
 	}
 	last := lastScheduled(sched, now)
 	if last.IsZero() {

@@ -45,7 +45,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	refusals, err := hook.Check(objects, hook.Env{Now: time.Now, Rand: rand.Reader})
+	refusals, err := hook.Check(objects, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})
 	if err != nil {
 		return fail(err)
 	}

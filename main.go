@@ -101,6 +101,7 @@ type options struct {
 	certFile, keyFile string
 	logLevel          slog.Level
 	memory            memorySettings
+	image             string // the hook's own, for the snapshot CronJobs
 }
 
 // parseFlags reads the serving flags. --help prints the usage and
@@ -120,6 +121,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	budget := fs.String("memory-budget", "", "the heap the /sync and /customize requests in flight may take, as a quantity (e.g. 32Mi); a request that does not fit\n"+
 		"waits up to 1s, then is answered 429 with Retry-After. Default: a quarter of the container's memory limit (cgroup v2 memory.max,\n"+
 		"or v1 memory.limit_in_bytes), else 32Mi. Unless GOMEMLIMIT is set, the Go runtime's memory limit is set to 1.5 times the budget")
+	fs.StringVar(&o.image, "image", hookImage(), "the hook's own image, which runs the Monocles' snapshot CronJobs (the chart passes its own)")
 	showVersion := fs.Bool("version", false, "print the version, the commit and the Go version, and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -188,7 +190,7 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	}
 	o.memory.apply()
 
-	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader}, log, prometheus.NewRegistry(),
+	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, prometheus.NewRegistry(),
 		hook.Options{Version: version, MemoryBudget: o.memory.budget})
 	httpServer := &http.Server{
 		Addr:              o.listen,
@@ -270,7 +272,7 @@ func render(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader})
+	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})
 	if err != nil {
 		return err
 	}

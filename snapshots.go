@@ -51,3 +51,7 @@ func runSnapshotCommand(args []string, stdout, stderr io.Writer) (code int, ok b
 	}
 	return 0, true
 }
+
+// hookImage is this build's own image, the default of --image: the one the
+// snapshot CronJobs run.
+func hookImage() string { return restorejob.ImageRepository + ":" + version }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -49,5 +52,42 @@ func TestRunSnapshotCommand(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tc.wantStderr, stderr.String())
 			}
 		})
+	}
+}
+
+// --image reaches the snapshot CronJobs the served hook answers; without
+// it, this build's own image does.
+func TestServeImageFlag(t *testing.T) {
+	const monocle = `{"parent":{"apiVersion":"monocle.monocle.change-metrics.io/v1alpha1","kind":"Monocle",` +
+		`"metadata":{"name":"m","namespace":"ns","uid":"u"},"spec":{"elasticsearch":{"snapshots":{"schedule":"@daily","keep":3}}}}}`
+	for args, want := range map[string]string{
+		"--image=registry.example.com/monocle-hook@sha256:0123": "registry.example.com/monocle-hook@sha256:0123",
+		"": "ghcr.io/change-metrics/monocle-hook:" + version,
+	} {
+		flags := []string{"--listen=127.0.0.1:0"}
+		if args != "" {
+			flags = append(flags, args)
+		}
+		addr := startServe(t, io.Discard, flags...)
+		resp, err := http.Post("http://"+addr+"/sync", "application/json", strings.NewReader(monocle))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct{ Children []map[string]any }
+		err = json.NewDecoder(resp.Body).Decode(&answer)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, c := range answer.Children {
+			if c["kind"] == "CronJob" {
+				b, _ := json.Marshal(c)
+				found = strings.Contains(string(b), `"image":"`+want+`"`)
+			}
+		}
+		if !found {
+			t.Errorf("%q: no CronJob running %s", args, want)
+		}
 	}
 }

@@ -118,7 +118,8 @@ func TestStatusSchemaCoversTheHooksStatus(t *testing.T) {
 		}
 		walk("status", answer.Status, status)
 	}
-	for _, want := range []string{"status.conditions[].lastTransitionTime", "status.storage.requested", "status.versions.monocle", "status.url"} {
+	for _, want := range []string{"status.conditions[].lastTransitionTime", "status.storage.requested", "status.versions.monocle", "status.url",
+		"status.snapshots.lastScheduleTime", "status.snapshots.lastSuccessfulTime", "status.snapshots.capacity"} {
 		if !seen[want] {
 			t.Errorf("no golden answer writes %s: the test checks less than it says", want)
 		}

@@ -502,7 +502,8 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 
 	// The drain fits in the grace period.
-	wantArgs := []string{"--listen=:8080", fmt.Sprintf("--shutdown-timeout=%ds", valInt(v, "shutdownTimeoutSeconds"))}
+	// The snapshot CronJobs run the hook's own image.
+	wantArgs := []string{"--listen=:8080", fmt.Sprintf("--shutdown-timeout=%ds", valInt(v, "shutdownTimeoutSeconds")), "--image=" + image}
 	if tlsOn {
 		wantArgs = append(wantArgs, "--tls-cert-file="+chartTLSDir+"/tls.crt", "--tls-key-file="+chartTLSDir+"/tls.key")
 	}

@@ -59,6 +59,7 @@ var childTypes = []childType{
 	{"StatefulSet.apps/v1", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, false},
 	{"Deployment.apps/v1", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, false},
 	{"Job.batch/v1", schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, true},
+	{"CronJob.batch/v1", schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, false},
 	{"Ingress.networking.k8s.io/v1", schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, false},
 }
 
@@ -86,7 +87,7 @@ func newDriver(t *testing.T, ns string) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := hook.NewServer(hook.Env{Now: time.Now, Rand: randReader{}}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), "e2e")
+	s := hook.NewServer(hook.Env{Now: time.Now, Rand: randReader{}, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), "e2e")
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return &driver{t: t, dyn: dyn, hookURL: srv.URL, ns: ns}
@@ -393,6 +394,9 @@ func (d *driver) steady(name string) {
 		d.t.Fatalf("resourceVersions moved in steady state:\nbefore %v\nafter  %v", before, after)
 	}
 }
+
+// e2eHookImage is the hook's image the snapshot CronJobs run here.
+const e2eHookImage = "ghcr.io/change-metrics/monocle-hook:e2e"
 
 // randReader is a fixed random source: the tests do not need secrecy.
 type randReader struct{}

@@ -13,7 +13,10 @@ require (
 	sigs.k8s.io/controller-runtime v0.25.2
 )
 
-require github.com/go-chi/chi/v5 v5.5.0 // indirect
+require (
+	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -330,13 +330,15 @@ func TestSchemaRejectsBadMonocles(t *testing.T) {
 		strict bool
 		want   string
 	}{
-		"bad URL":             {"m", map[string]any{"publicURL": "localhost:8090"}, false, "spec.publicURL"},
-		"negative size":       {"m", map[string]any{"storageSize": "-1Gi"}, false, "storageSize must be a positive quantity"},
-		"size not a quantity": {"m", map[string]any{"elasticsearch": map[string]any{"storageSize": "lots"}}, false, "storageSize must be a positive quantity"},
-		"unknown field":       {"m", map[string]any{"replicas": 3}, true, `unknown field "spec.replicas"`},
-		"name too long":       {strings.Repeat("a", hook.MaxNameLength+1), map[string]any{}, false, "at most 38 characters"},
-		"name not DNS-1035":   {"1abc", map[string]any{}, false, "DNS-1035"},
-		"url and secret":      {"m", map[string]any{"elasticsearch": map[string]any{"url": "http://es:9200", "urlSecretRef": map[string]any{"name": "s", "key": "k"}}}, false, "not both"},
+		"bad URL":                {"m", map[string]any{"publicURL": "localhost:8090"}, false, "spec.publicURL"},
+		"negative size":          {"m", map[string]any{"storageSize": "-1Gi"}, false, "storageSize must be a positive quantity"},
+		"size not a quantity":    {"m", map[string]any{"elasticsearch": map[string]any{"storageSize": "lots"}}, false, "storageSize must be a positive quantity"},
+		"unknown field":          {"m", map[string]any{"replicas": 3}, true, `unknown field "spec.replicas"`},
+		"name too long":          {strings.Repeat("a", hook.MaxNameLength+1), map[string]any{}, false, "at most 38 characters"},
+		"name not DNS-1035":      {"1abc", map[string]any{}, false, "DNS-1035"},
+		"url and secret":         {"m", map[string]any{"elasticsearch": map[string]any{"url": "http://es:9200", "urlSecretRef": map[string]any{"name": "s", "key": "k"}}}, false, "not both"},
+		"snapshots keep 0":       {"m", map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{"schedule": "@daily", "keep": 0}}}, false, "spec.elasticsearch.snapshots.keep"},
+		"snapshots, no schedule": {"m", map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{"keep": 3}}}, false, "spec.elasticsearch.snapshots.schedule: Required"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // One constructor per child. Each is a pure function of its arguments and
@@ -25,6 +27,7 @@ var (
 	typeStatefulSet = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
 	typeDeployment  = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 	typeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
+	typeCronJob     = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"}
 	typeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
 )
 
@@ -71,22 +74,56 @@ func makeService(n names, name, component string, port int32) *corev1.Service {
 // makeElasticStatefulSet builds Elasticsearch. observed, when not nil, is the
 // StatefulSet as it exists: its immutable fields (selector, serviceName,
 // volumeClaimTemplates) are answered as they are, whatever the spec says now.
-// retain forces the Retain policy on the volume, whatever the spec says.
-func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, retain bool) *appsv1.StatefulSet {
+// retain forces the Retain policy on the volumes, whatever the spec says.
+// dataVolume, when not nil, is the data volume a new StatefulSet mounts
+// again (see dataClaimFor).
+// A new one has the snapshots template when snapshots are on; one that has
+// it mounts it and gives Elasticsearch its path.repo, snapshots on or off,
+// so that the snapshots taken stay readable (and restorable) and turning
+// snapshots off restarts nothing.
+func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, retain bool, dataVolume *corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if s.elastic.deleteData && !retain {
 		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
 	}
-	sts := &appsv1.StatefulSet{
+	templates := []corev1.PersistentVolumeClaim{dataClaimFor(s, dataVolume)}
+	if s.snapshots != nil {
+		templates = append(templates, snapshotsClaim(s.snapshots))
+	}
+	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)}, n.elastic
+	if observed != nil {
+		selector, serviceName, templates = observed.Spec.Selector, observed.Spec.ServiceName, observed.Spec.VolumeClaimTemplates
+	}
+	c := corev1.Container{
+		Name:  "elastic",
+		Image: s.elastic.image,
+		Env: []corev1.EnvVar{
+			// single-node also skips the bootstrap checks that
+			// would need a privileged sysctl init container.
+			{Name: "discovery.type", Value: "single-node"},
+			{Name: "xpack.security.enabled", Value: "false"},
+			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
+		},
+		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: elasticPort, Protocol: corev1.ProtocolTCP}},
+		// Ready once the cluster is at least yellow: a 408 otherwise.
+		ReadinessProbe: httpProbe("/_cluster/health?wait_for_status=yellow&timeout=1s", 10, 3),
+		Resources:      s.elastic.res,
+		VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: "/usr/share/elasticsearch/data"}},
+	}
+	if claimTemplate(templates, snapshotsVolume) != nil {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: snapshotsVolume, MountPath: snapshot.PathRepo})
+	}
+	return &appsv1.StatefulSet{
 		TypeMeta:   typeStatefulSet,
 		ObjectMeta: objectMeta(n.elastic, n.labels(componentElastic)),
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr.To(int32(1)),
-			ServiceName: n.elastic,
+			ServiceName: serviceName,
 			// Set, not left empty: an empty struct in a server-side apply
 			// would own the field but none of what the server defaults in it.
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			Selector:       &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
+			Selector:       selector,
 			// Retain unless asked: the data outlives the Monocle.
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: whenDeleted,
@@ -94,32 +131,11 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentElastic)},
-				Spec: podSpec(s.scheduling, corev1.Container{
-					Name:  "elastic",
-					Image: s.elastic.image,
-					Env: []corev1.EnvVar{
-						// single-node also skips the bootstrap checks that
-						// would need a privileged sysctl init container.
-						{Name: "discovery.type", Value: "single-node"},
-						{Name: "xpack.security.enabled", Value: "false"},
-						{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
-					},
-					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: elasticPort, Protocol: corev1.ProtocolTCP}},
-					// Ready once the cluster is at least yellow: a 408 otherwise.
-					ReadinessProbe: httpProbe("/_cluster/health?wait_for_status=yellow&timeout=1s", 10, 3),
-					Resources:      s.elastic.res,
-					VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: "/usr/share/elasticsearch/data"}},
-				}),
+				Spec:       podSpec(s.scheduling, c),
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{dataClaim(s)},
+			VolumeClaimTemplates: templates,
 		},
 	}
-	if observed != nil {
-		sts.Spec.Selector = observed.Spec.Selector
-		sts.Spec.ServiceName = observed.Spec.ServiceName
-		sts.Spec.VolumeClaimTemplates = observed.Spec.VolumeClaimTemplates
-	}
-	return sts
 }
 
 // makeMountedConfigMap holds a validated config, the only one the Monocle

@@ -80,6 +80,8 @@ func FuzzSpec(f *testing.F) {
 	f.Add("monocle-sample", `{"publicURL":"https://m.example.com","storageSize":"5Gi","image":"x:1"}`, false)
 	f.Add("a", `{"monoclePublicURL":"http://localhost:8090","storageClassName":"fast"}`, true)
 	f.Add("Bad_Name", `{"storageSize":"-1"}`, true)
+	f.Add("snap", `{"elasticsearch":{"snapshots":{"schedule":"30 6-16/4 * * 1-5","timeZone":"Europe/Paris","keep":3,"storageSize":"2Gi"}}}`, true)
+	f.Add("snap", `{"elasticsearch":{"snapshots":{"schedule":"TZ=","keep":3}}}`, false)
 	observed := fixture(f, "sync-v1-all-ready-job-complete").Children
 	f.Fuzz(func(t *testing.T, name, spec string, withChildren bool) {
 		req := &SyncRequest{Parent: &Parent{Kind: Kind, Spec: json.RawMessage(spec)}}

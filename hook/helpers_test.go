@@ -26,9 +26,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // testNow is the clock every test runs with.
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-// testEnv fixes the clock and the random source: same input, same bytes.
+// testImage is the hook's image in every test.
+const testImage = "ghcr.io/change-metrics/monocle-hook:v0.0.0-test"
+
+// testEnv fixes the clock, the random source and the hook's image: same
+// input, same bytes.
 func testEnv() Env {
-	return Env{Now: func() time.Time { return testNow }, Rand: rand.NewChaCha8([32]byte{42})}
+	return Env{Now: func() time.Time { return testNow }, Rand: rand.NewChaCha8([32]byte{42}), Image: testImage}
 }
 
 func fixtureNames(t testing.TB) []string {

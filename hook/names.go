@@ -22,6 +22,7 @@ const (
 	componentAPI          = "api"
 	componentCrawler      = "crawler"
 	componentUpdateIdents = "update-idents"
+	componentSnapshots    = "snapshots"
 
 	// annotationSecretHash on pod templates rolls the pods when a Secret in
 	// their environment changes: Monocle reads its environment only at start.
@@ -54,14 +55,18 @@ type names struct {
 	api      string // Secret, ConfigMap, Service and Deployment of the API
 	elastic  string // StatefulSet and Service of Elasticsearch
 	crawler  string
+	// snapshots is the CronJob of Elasticsearch's snapshots; its Jobs are
+	// N-snapshots-<8 digits>, 19 characters more than N at most.
+	snapshots string
 }
 
 func namesFor(instance string) names {
 	return names{
-		instance: instance,
-		api:      instance + "-api",
-		elastic:  instance + "-elastic",
-		crawler:  instance + "-crawler",
+		instance:  instance,
+		api:       instance + "-api",
+		elastic:   instance + "-elastic",
+		crawler:   instance + "-crawler",
+		snapshots: instance + "-snapshots",
 	}
 }
 
@@ -79,6 +84,10 @@ func (n names) updateIdentsJob(identsHash string) string {
 
 // dataClaim is the PVC the StatefulSet's volumeClaimTemplate "data" makes.
 func (n names) dataClaim() string { return "data-" + n.elastic + "-0" }
+
+// snapshotsClaim is the PVC the StatefulSet's volumeClaimTemplate
+// "snapshots" makes.
+func (n names) snapshotsClaim() string { return snapshotsVolume + "-" + n.elastic + "-0" }
 
 func (n names) updateIdentsPrefix() string { return n.instance + "-update-idents-" }
 

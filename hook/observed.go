@@ -18,6 +18,7 @@ func observe(c Children) Children {
 		StatefulSets: byName(c.StatefulSets),
 		Deployments:  byName(c.Deployments),
 		Jobs:         byName(c.Jobs),
+		CronJobs:     byName(c.CronJobs),
 		Ingresses:    byName(c.Ingresses),
 	}
 }
@@ -57,6 +58,7 @@ func (c Children) all() []observedChild {
 	add(typeStatefulSet, sortedObjects(c.StatefulSets))
 	add(typeDeployment, sortedObjects(c.Deployments))
 	add(typeJob, sortedObjects(c.Jobs))
+	add(typeCronJob, sortedObjects(c.CronJobs))
 	add(typeIngress, sortedObjects(c.Ingresses))
 	return out
 }

@@ -65,6 +65,7 @@ type ElasticsearchSpec struct {
 	URL                string                       `json:"url,omitempty"`
 	URLSecretRef       *corev1.SecretKeySelector    `json:"urlSecretRef,omitempty"`
 	DeleteDataOnDelete bool                         `json:"deleteDataOnDelete,omitempty"`
+	Snapshots          *SnapshotsSpec               `json:"snapshots,omitempty"`
 }
 
 type APISpec struct {
@@ -104,6 +105,7 @@ type settings struct {
 	configMap   string           // a user-owned ConfigMap to mount instead of N-api
 	secret      string           // a user-owned Secret added to the pods' environment
 	scheduling  scheduling
+	snapshots   *snapshotSettings // nil: no snapshots
 	// notes on values applied that are unwise, for SpecApplied's message.
 	notes []string
 }
@@ -289,6 +291,11 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	}
 	if note != "" {
 		s.notes = append(s.notes, note)
+	}
+	if es.Snapshots != nil {
+		if s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size); ferr != nil {
+			return settings{}, ferr
+		}
 	}
 	s.apiRes = resourcesOr(spec.API.Resources, resources("100m", "256Mi", "1Gi"))
 	s.crawlerRes = resourcesOr(spec.Crawler.Resources, resources("50m", "128Mi", "512Mi"))

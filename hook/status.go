@@ -22,6 +22,9 @@ const (
 	ConditionSpecApplied = "SpecApplied"
 	// ConditionIdentsUpdated: update-idents ran for the current idents.
 	ConditionIdentsUpdated = "IdentsUpdated"
+	// ConditionSnapshotsHealthy: a snapshot run has succeeded since the
+	// second-to-last time scheduled. Unknown when there are none to judge.
+	ConditionSnapshotsHealthy = "SnapshotsHealthy"
 )
 
 // Reasons of a SpecApplied=False condition. InvalidSpec holds every child
@@ -40,6 +43,15 @@ const (
 	ReasonVolumeExpansionRequired = "VolumeExpansionRequired"
 	ReasonStorageShrinkRefused    = "StorageShrinkRefused"
 	ReasonImmutableField          = "ImmutableField"
+	// ReasonSnapshotsNeedManagedElasticsearch: snapshots are asked of an
+	// external Elasticsearch; the rest applies.
+	ReasonSnapshotsNeedManagedElasticsearch = "SnapshotsNeedManagedElasticsearch"
+)
+
+// Reasons of an Unknown SnapshotsHealthy for which there is nothing to judge.
+const (
+	reasonSnapshotsOff   = "SnapshotsOff"
+	reasonSpecNotApplied = "SpecNotApplied"
 )
 
 const (
@@ -49,10 +61,14 @@ const (
 
 // statusInput is what the status needs beyond the observed children.
 type statusInput struct {
-	url        string
-	external   bool // Elasticsearch is external: none to wait for
-	crawler    bool // the crawler is enabled
-	retaining  bool // the StatefulSet is kept until its volume is set to Retain
+	url      string
+	external bool // Elasticsearch is external: none to wait for
+	crawler  bool // the crawler is enabled
+	// retaining, when not "", is why the StatefulSet is kept until its
+	// volumes are set to Retain and released.
+	retaining string
+	// recreating: the StatefulSet goes, to come back with the snapshot volume.
+	recreating bool
 	storage    *StorageStatus
 	specErrors []*fieldError
 	notes      []string // on values applied but unwise
@@ -61,6 +77,12 @@ type statusInput struct {
 	configError *fieldError
 	job         *batchv1.Job
 	jobName     string
+	// snapshotsOff, when not "", is why no snapshot CronJob is judged
+	// (SnapshotsOff, SnapshotsNeedManagedElasticsearch, SpecNotApplied);
+	// snapshotsClaim names the snapshot volume when the StatefulSet has one.
+	snapshotsOff, snapshotsOffMessage string
+	snapshotsClaim                    string
+	claims                            map[string]*corev1.PersistentVolumeClaim
 }
 
 // makeStatus is computed from observed children only; time enters only as
@@ -97,9 +119,18 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 		conds[0] = metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: msg}
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: msg}
 	}
-	if in.retaining {
+	switch {
+	case in.retaining != "":
+		what := "removed"
+		if in.recreating {
+			what = "made anew with the snapshot volume"
+		}
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
-			Message: "setting Elasticsearch's volume to Retain before its StatefulSet is removed"}
+			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + in.retaining}
+	case in.recreating:
+		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
+			Message: "Elasticsearch's StatefulSet " + n.elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
+				"its volumes are retained and " + n.dataClaim() + " is mounted again"}
 	}
 	if len(in.notes) > 0 {
 		conds[2].Message += "; note: " + strings.Join(in.notes, "; ")
@@ -111,6 +142,17 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 		}
 		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: in.specErrors[0].reason, Message: strings.Join(msgs, "; ")}
 	}
+
+	cj := obs.CronJobs[n.snapshots]
+	off := in.snapshotsOff
+	if off == reasonSpecNotApplied && cj != nil {
+		off = "" // the CronJob runs, whatever the spec: judged
+	}
+	if off == "" || cj != nil || in.snapshotsClaim != "" {
+		// The volume stays, with its snapshots, when they are turned off.
+		st.Snapshots = snapshotsStatus(in.snapshotsClaim, in.claims[in.snapshotsClaim], cj)
+	}
+	conds = append(conds, snapshotsCondition(parent.Metadata.Namespace, cj, now(), off, in.snapshotsOffMessage))
 
 	gen := parent.Metadata.Generation
 	for i := range conds {

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -31,35 +32,84 @@ func dataClaim(s settings) corev1.PersistentVolumeClaim {
 	return claim
 }
 
-// storageChange judges the size and class asked for Elasticsearch's volume
-// against the volume. The StatefulSet's volumeClaimTemplates are immutable
-// and are never touched: growth is the admin's one command on the claim
-// (the StorageClass must allow expansion), shrinking and a class change are
-// refused.
-func storageChange(namespace string, n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *fieldError {
-	for _, t := range sts.Spec.VolumeClaimTemplates {
-		if t.Name != "data" {
-			continue
+// volumeAsked is what the spec asks of one of Elasticsearch's volumes.
+type volumeAsked struct {
+	template, claim string // the claim template's name, and its PVC's
+	size            resource.Quantity
+	// sizeAsked: a size is set in the spec. A default size (like an unset
+	// class) applies at creation only: never held against a volume.
+	sizeAsked         bool
+	sizeField         string
+	class, classField string
+}
+
+// volumesAsked are the data volume, and the snapshot volume when snapshots
+// are on.
+func volumesAsked(n names, s settings) []volumeAsked {
+	v := []volumeAsked{{"data", n.dataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
+	if snap := s.snapshots; snap != nil {
+		v = append(v, volumeAsked{snapshotsVolume, n.snapshotsClaim(), snap.size, snap.sizeAsked,
+			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
+	}
+	return v
+}
+
+// dataClaimFor is the data volume's claim template for a new StatefulSet.
+// volume, when not nil, is the data volume the StatefulSet will mount again
+// (its StatefulSet was recreated, or Elasticsearch comes back from external):
+// the template then says its size and class, so that the template, the
+// volume and status.storage agree.
+func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClaim {
+	claim := dataClaim(s)
+	if volume == nil {
+		return claim
+	}
+	if q, ok := volume.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		claim.Spec.Resources.Requests[corev1.ResourceStorage] = q
+	}
+	if class := ptr.Deref(volume.Spec.StorageClassName, ""); class != "" {
+		claim.Spec.StorageClassName = ptr.To(class)
+	}
+	return claim
+}
+
+// storageChange judges the size and class asked for Elasticsearch's
+// volumes against the volumes. The StatefulSet's volumeClaimTemplates are
+// immutable and are never touched: growth is the admin's one command on the
+// claim (the StorageClass must allow expansion), shrinking and a class
+// change are refused. claims are the related PVCs, by name.
+func storageChange(namespace string, n names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*fieldError {
+	var errs []*fieldError
+	for _, v := range volumesAsked(n, s) {
+		if e := volumeChange(namespace, v, claimTemplate(sts.Spec.VolumeClaimTemplates, v.template), claims[v.claim]); e != nil {
+			errs = append(errs, e)
 		}
-		if class := ptr.Deref(t.Spec.StorageClassName, ""); s.elastic.class != "" && class != s.elastic.class {
-			return &fieldError{ReasonImmutableField, s.elastic.classField, fmt.Sprintf("is %q but Elasticsearch's volume was created with %q, which cannot change: %q is kept", s.elastic.class, class, class)}
-		}
-		if !s.elastic.sizeAsked {
-			return nil
-		}
-		current := t.Spec.Resources.Requests[corev1.ResourceStorage]
-		if claim != nil {
-			current = claim.Spec.Resources.Requests[corev1.ResourceStorage]
-		}
-		want := s.elastic.size
-		switch current.Cmp(want) {
-		case 1:
-			return &fieldError{ReasonStorageShrinkRefused, s.elastic.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", want.String(), n.dataClaim(), current.String(), current.String())}
-		case -1:
-			return &fieldError{ReasonVolumeExpansionRequired, s.elastic.sizeField, fmt.Sprintf(
-				"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: kubectl -n %s patch pvc %s --type merge -p '{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}'",
-				want.String(), n.dataClaim(), current.String(), namespace, n.dataClaim(), want.String())}
-		}
+	}
+	return errs
+}
+
+func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVolumeClaim) *fieldError {
+	if t == nil {
+		return nil
+	}
+	if class := ptr.Deref(t.Spec.StorageClassName, ""); v.class != "" && class != v.class {
+		return &fieldError{ReasonImmutableField, v.classField, fmt.Sprintf("is %q but volume %s was created with %q, which cannot change: %q is kept", v.class, v.claim, class, class)}
+	}
+	if !v.sizeAsked {
+		return nil
+	}
+	current := t.Spec.Resources.Requests[corev1.ResourceStorage]
+	if claim != nil {
+		current = claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	want := v.size
+	switch current.Cmp(want) {
+	case 1:
+		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", want.String(), v.claim, current.String(), current.String())}
+	case -1:
+		return &fieldError{ReasonVolumeExpansionRequired, v.sizeField, fmt.Sprintf(
+			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: kubectl -n %s patch pvc %s --type merge -p '{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}'",
+			want.String(), v.claim, current.String(), namespace, v.claim, want.String())}
 	}
 	return nil
 }
@@ -67,10 +117,17 @@ func storageChange(namespace string, n names, s settings, sts *appsv1.StatefulSe
 // storageStatus reports the size asked and the volume's capacity.
 func storageStatus(n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *StorageStatus {
 	st := &StorageStatus{Claim: n.dataClaim(), Requested: s.elastic.size.String()}
-	if !s.elastic.sizeAsked && sts != nil {
-		for _, t := range sts.Spec.VolumeClaimTemplates {
-			if t.Name == "data" {
-				q := t.Spec.Resources.Requests[corev1.ResourceStorage]
+	if !s.elastic.sizeAsked {
+		// A default size is never held against a volume: what the
+		// volume was made with is what is requested.
+		var t *corev1.PersistentVolumeClaim
+		if sts != nil {
+			t = claimTemplate(sts.Spec.VolumeClaimTemplates, "data")
+		} else if claim != nil {
+			t = claim
+		}
+		if t != nil {
+			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				st.Requested = q.String()
 			}
 		}

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Env is all the hook depends on beyond the request: tests fix both.
+// Env is all the hook depends on beyond the request: tests fix it.
 type Env struct {
 	Now  func() time.Time
 	Rand io.Reader
+	// Image is the hook's own image, which the snapshot CronJobs run
+	// (`monocle-hook snapshot`): main's --image. Empty: DefaultHookImage.
+	Image string
 }
 
 // ErrBadRequest marks a request that is not a sync request at all.
@@ -59,8 +63,11 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			url:        observedPublicURL(obs.Deployments[n.api]),
 			specErrors: []*fieldError{specErr},
 			// The spec cannot say: what runs says.
-			crawler:  obs.Deployments[n.crawler] != nil,
-			external: obs.StatefulSets[n.elastic] == nil && obs.Deployments[n.api] != nil,
+			crawler:             obs.Deployments[n.crawler] != nil,
+			external:            obs.StatefulSets[n.elastic] == nil && obs.Deployments[n.api] != nil,
+			snapshotsOff:        reasonSpecNotApplied,
+			snapshotsOffMessage: "the spec is not applied",
+			snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.elastic]),
 		})
 	} else {
 		var err error
@@ -93,24 +100,49 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 
 	children := []Child{makeSecret(n, secret)}
 	sts := obs.StatefulSets[n.elastic]
+	claims := byName(rel.Claims)
 	switch {
 	case !s.elastic.external():
-		children = append(children,
-			makeService(n, n.elastic, componentElastic, elasticPort),
-			makeElasticStatefulSet(n, s, sts, false))
-		claim := byName(rel.Claims)[n.dataClaim()]
-		in.storage = storageStatus(n, s, sts, claim)
-		if sts != nil {
-			if e := storageChange(parent.Metadata.Namespace, n, s, sts, claim); e != nil {
-				in.specErrors = append(in.specErrors, e)
+		children = append(children, makeService(n, n.elastic, componentElastic, elasticPort))
+		switch elasticStepFor(s, sts, claims) {
+		case elasticApply:
+			answered := makeElasticStatefulSet(n, s, sts, false, claims[n.dataClaim()])
+			children = append(children, answered)
+			if s.snapshots != nil {
+				// Only with the volume the snapshots are written to.
+				children = append(children, makeSnapshotsCronJob(n, s, cmp.Or(env.Image, DefaultHookImage)))
 			}
+			in.snapshotsClaim = snapshotsClaimOf(n, answered)
+		case elasticRetain:
+			children = append(children, makeElasticStatefulSet(n, s, sts, true, nil))
+			in.retaining = volumesHeld(sts, claims)
+			in.recreating = true
+		case elasticRecreate:
+			// Left out: deleted, its volumes retained.
+			in.recreating = true
 		}
-	case sts != nil && !retained(sts):
-		// Leaving managed Elasticsearch: its volume must be set to Retain
-		// before the StatefulSet goes, whatever deleteDataOnDelete says.
-		children = append(children, makeElasticStatefulSet(n, s, sts, true))
-		in.retaining = true
+		in.storage = storageStatus(n, s, sts, claims[n.dataClaim()])
+		if sts != nil {
+			in.specErrors = append(in.specErrors, storageChange(parent.Metadata.Namespace, n, s, sts, claims)...)
+		}
+	case sts != nil && volumesHeld(sts, claims) != "":
+		// Leaving managed Elasticsearch: its volume must be set to Retain,
+		// and released, before the StatefulSet goes, whatever
+		// deleteDataOnDelete says.
+		children = append(children, makeElasticStatefulSet(n, s, sts, true, nil))
+		in.retaining = volumesHeld(sts, claims)
 	}
+	if s.snapshots != nil && s.elastic.external() {
+		in.specErrors = append(in.specErrors, &fieldError{ReasonSnapshotsNeedManagedElasticsearch, "elasticsearch.snapshots",
+			"is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+	}
+	switch {
+	case s.snapshots == nil:
+		in.snapshotsOff, in.snapshotsOffMessage = reasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
+	case s.elastic.external():
+		in.snapshotsOff, in.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
+	}
+	in.claims = claims
 	children = append(children, makeService(n, n.api, componentAPI, apiPort))
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))

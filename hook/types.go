@@ -41,6 +41,7 @@ type Children struct {
 	StatefulSets map[string]*appsv1.StatefulSet   `json:"StatefulSet.apps/v1"`
 	Deployments  map[string]*appsv1.Deployment    `json:"Deployment.apps/v1"`
 	Jobs         map[string]*batchv1.Job          `json:"Job.batch/v1"`
+	CronJobs     map[string]*batchv1.CronJob      `json:"CronJob.batch/v1"`
 	Ingresses    map[string]*networkingv1.Ingress `json:"Ingress.networking.k8s.io/v1"`
 }
 
@@ -92,6 +93,7 @@ type Status struct {
 	URL        string             `json:"url,omitempty"`
 	Versions   *Versions          `json:"versions,omitempty"`
 	Storage    *StorageStatus     `json:"storage,omitempty"`
+	Snapshots  *SnapshotsStatus   `json:"snapshots,omitempty"`
 	Conditions []metav1.Condition `json:"conditions"`
 }
 
@@ -108,4 +110,13 @@ type StorageStatus struct {
 	Claim     string `json:"claim"`
 	Requested string `json:"requested,omitempty"`
 	Capacity  string `json:"capacity,omitempty"`
+}
+
+// SnapshotsStatus is the snapshot volume and the snapshot CronJob's last
+// runs, as the CronJob controller records them.
+type SnapshotsStatus struct {
+	Claim              string       `json:"claim,omitempty"`
+	Capacity           string       `json:"capacity,omitempty"`
+	LastScheduleTime   *metav1.Time `json:"lastScheduleTime,omitempty"`
+	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
 }

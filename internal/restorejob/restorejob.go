@@ -99,7 +99,7 @@ func Render(o Options) ([]byte, error) {
 	var out bytes.Buffer
 	err = procedure.Execute(&out, map[string]any{
 		"o": o, "Job": job.Name,
-		"Selector": "app.kubernetes.io/instance=" + o.Monocle + ",app.kubernetes.io/component in (api,crawler,update-idents)",
+		"Selector": "app.kubernetes.io/instance=" + o.Monocle + ",app.kubernetes.io/component in (api,crawler,update-idents,snapshots)",
 	})
 	if err != nil {
 		return nil, err
@@ -255,9 +255,12 @@ var procedure = template.Must(template.New("procedure").Parse(`# Restores snapsh
 # workspace added since) are left as they are. Printed by monocle-hook restore-job: only you
 # apply it, once. Applied again, it is unchanged and restores nothing; delete it to run it again.
 #
-# 1. Stop what writes to the indices (the API, the crawler, an update-idents Job), and wait until
-#    the second command lists no pod:
+# 1. Stop what writes to the indices (the API, the crawler, an update-idents Job) and what reads
+#    them (a snapshot run), and wait until the last command lists no pod:
 #      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"api":{"replicas":0},"crawler":{"enabled":false}}}'
+#    If the Monocle takes snapshots (spec.elasticsearch.snapshots is set), suspend them too: no
+#    run starts during the restore, and none deletes the snapshot you restore:
+#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}'
 #      kubectl -n {{.o.Namespace}} get pods -l '{{.Selector}}' --field-selector status.phase=Running
 # 2. Restore, follow its log, check it completed (it exits 1 on any failure, saying why):
 #      kubectl -n {{.o.Namespace}} apply -f THIS-FILE
@@ -268,6 +271,8 @@ var procedure = template.Must(template.New("procedure").Parse(`# Restores snapsh
 # 3. Start the API and the crawler again (null is the default: 1 replica, crawler on; put back
 #    your own values if you had set others), then check the web UI shows the snapshot's data:
 #      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"api":{"replicas":null},"crawler":{"enabled":null}}}'
+#    and, if you suspended them in step 1, resume the snapshots:
+#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}'
 #    The crawlers resume from where the snapshot left them: what came after is crawled again.
 # 4. kubectl -n {{.o.Namespace}} delete job {{.Job}}
 `))

@@ -45,6 +45,17 @@ func TestRestoreJobGolden(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errs.String())
 	}
 	golden(t, "restore-job.yaml", out.Bytes())
+	// Snapshots are suspended during the restore and resumed after it, and
+	// a snapshot run is among the pods to wait for.
+	for _, want := range []string{`{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}`, `{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}`,
+		"component in (api,crawler,update-idents,snapshots)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the procedure does not say %s", want)
+		}
+	}
+	if strings.Index(out.String(), `"suspend":true`) > strings.Index(out.String(), "apply -f THIS-FILE") {
+		t.Error("snapshots are suspended after the restore starts")
+	}
 
 	// It is one Job that the API server can take, restricted and bounded.
 	docs := strings.Split(out.String(), "\n---\n")

@@ -1,0 +1,464 @@
+package hook
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	// The time zone database, for machines without one (the hook's
+	// distroless image): a timeZone valid for the API server is valid here.
+	_ "time/tzdata"
+
+	"github.com/robfig/cron/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
+)
+
+// Snapshots of the managed Elasticsearch: a CronJob runs our own binary
+// (`monocle-hook snapshot`, internal/snapshot) against Elasticsearch's
+// Service, which writes them to an fs repository on a second volume of the
+// StatefulSet, the volumeClaimTemplate "snapshots", mounted at
+// snapshot.PathRepo. The README's section on snapshots says why this design
+// and not another.
+
+// SnapshotsSpec is spec.elasticsearch.snapshots.
+type SnapshotsSpec struct {
+	Schedule         string `json:"schedule,omitempty"`
+	TimeZone         string `json:"timeZone,omitempty"`
+	Keep             *int32 `json:"keep,omitempty"`
+	Suspend          bool   `json:"suspend,omitempty"`
+	StorageSize      string `json:"storageSize,omitempty"`
+	StorageClassName string `json:"storageClassName,omitempty"`
+}
+
+// snapshotSettings are the checked snapshots spec; nil in settings when
+// snapshots are off.
+type snapshotSettings struct {
+	schedule  string
+	timeZone  string // "" for the controller's own (UTC)
+	keep      int32
+	suspend   bool
+	size      resource.Quantity
+	sizeAsked bool
+	class     string
+}
+
+const (
+	// snapshotsVolume names the volumeClaimTemplate and the mount.
+	snapshotsVolume = "snapshots"
+	// maxScheduleLength and maxKeep bound what a Monocle's writer sets (the
+	// CRD holds the same numbers).
+	maxScheduleLength = 128
+	maxKeep           = 1000
+	// snapshotTimeout bounds one run of `monocle-hook snapshot`.
+	snapshotTimeout = 30 * time.Minute
+	// snapshotAttempts is the Job's backoffLimit+1: a run Elasticsearch
+	// refused while restarting is tried again, a broken one not forever.
+	snapshotAttempts = 3
+	// hookImageUser is the uid and gid of the hook image's user
+	// (distroless nonroot), who runs the snapshot pods.
+	hookImageUser = 65532
+	// DefaultHookImage runs the snapshots when Env.Image is empty (main
+	// always sets it, from --image).
+	DefaultHookImage = "ghcr.io/change-metrics/monocle-hook:latest"
+)
+
+// timeZonePattern is what the API server accepts in a CronJob's timeZone
+// before loading it (k8s.io/kubernetes pkg/apis/batch/validation).
+var timeZonePattern = regexp.MustCompile(`^[A-Za-z\.\-_0-9+]{1,14}$`)
+
+// resolveSnapshots checks spec.elasticsearch.snapshots. dataSize is the
+// data volume's size, the snapshot volume's default.
+func resolveSnapshots(spec SnapshotsSpec, dataSize resource.Quantity) (*snapshotSettings, *fieldError) {
+	const field = "elasticsearch.snapshots."
+	s := &snapshotSettings{schedule: spec.Schedule, timeZone: spec.TimeZone, suspend: spec.Suspend, class: spec.StorageClassName, size: dataSize}
+	if err := checkTimeZone(spec.TimeZone); err != nil {
+		return nil, invalid(field+"timeZone", "%q %v", spec.TimeZone, err)
+	}
+	if err := checkSchedule(spec.Schedule, spec.TimeZone); err != nil {
+		return nil, invalid(field+"schedule", "%v", err)
+	}
+	switch {
+	case spec.Keep == nil:
+		return nil, invalid(field+"keep", "is required: how many successful snapshots to keep")
+	case *spec.Keep < 1 || *spec.Keep > maxKeep:
+		return nil, invalid(field+"keep", "is %d: keep 1 to %d snapshots", *spec.Keep, maxKeep)
+	}
+	s.keep = *spec.Keep
+	if spec.StorageSize != "" {
+		q, err := resource.ParseQuantity(spec.StorageSize)
+		if err != nil || q.Sign() <= 0 {
+			return nil, invalid(field+"storageSize", "%q is not a positive quantity such as 10Gi", spec.StorageSize)
+		}
+		s.size, s.sizeAsked = q, true
+	}
+	return s, nil
+}
+
+// checkSchedule accepts what the API server accepts in a new CronJob's
+// schedule, and refuses a schedule that never fires (which the API server
+// accepts, and the controller then never runs).
+func checkSchedule(schedule, timeZone string) error {
+	switch {
+	case schedule == "":
+		return fmt.Errorf("is required: a cron schedule such as \"0 3 * * *\" or @daily")
+	case len(schedule) > maxScheduleLength:
+		return fmt.Errorf("is longer than %d characters", maxScheduleLength)
+	case strings.Contains(schedule, "TZ"):
+		// As the API server says it of a new CronJob.
+		return fmt.Errorf("%q: cannot use TZ or CRON_TZ in schedule, use timeZone instead", schedule)
+	}
+	if _, err := parseCron(schedule); err != nil {
+		return fmt.Errorf("%q is not a cron schedule: %v", schedule, err)
+	}
+	sched, err := scheduleIn(schedule, timeZone)
+	if err != nil {
+		return fmt.Errorf("%q: %v", schedule, err)
+	}
+	// Every satisfiable standard schedule fires within 5 years of any
+	// time, and 2000 is a leap year; robfig/cron answers zero for one that
+	// never does ("0 0 31 2 *").
+	if sched.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+		return fmt.Errorf("%q never fires", schedule)
+	}
+	return nil
+}
+
+// checkTimeZone accepts what the API server accepts in a CronJob's
+// timeZone: "" or a name of the IANA database.
+func checkTimeZone(tz string) error {
+	if tz == "" {
+		return nil
+	}
+	for _, part := range strings.Split(tz, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !timeZonePattern.MatchString(part) {
+			return fmt.Errorf("is not a time zone name such as Europe/Paris")
+		}
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return fmt.Errorf("is not a known time zone")
+	}
+	return nil
+}
+
+// parseCron parses a schedule as kube-controller-manager and the API server
+// do (k8s.io/kubernetes pkg/util/parsers): cron.ParseStandard, five fields
+// or a descriptor (@daily, @every 1h), a panic turned into an error.
+func parseCron(schedule string) (sched cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sched, err = nil, fmt.Errorf("invalid schedule format: %v", r)
+		}
+	}()
+	return cron.ParseStandard(schedule)
+}
+
+// scheduleIn is a CronJob's schedule in its time zone, as the controller
+// reads it: "TZ=<timeZone> <schedule>". Without a timeZone the controller
+// uses its own local time, UTC where kube-controller-manager runs as
+// usual; the hook assumes UTC rather than read its own machine's.
+func scheduleIn(schedule, timeZone string) (cron.Schedule, error) {
+	if strings.Contains(schedule, "TZ") {
+		return parseCron(schedule)
+	}
+	return parseCron("TZ=" + cmp.Or(timeZone, "UTC") + " " + schedule)
+}
+
+// snapshotsClaim is the snapshot volume's claim template, written whole as
+// the server stores it, like dataClaim.
+func snapshotsClaim(snap *snapshotSettings) corev1.PersistentVolumeClaim {
+	claim := corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: snapshotsVolume},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: snap.size}},
+			VolumeMode:  ptr.To(corev1.PersistentVolumeFilesystem),
+		},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
+	}
+	if snap.class != "" {
+		claim.Spec.StorageClassName = ptr.To(snap.class)
+	}
+	return claim
+}
+
+// claimTemplate is the StatefulSet's volumeClaimTemplate of that name.
+func claimTemplate(templates []corev1.PersistentVolumeClaim, name string) *corev1.PersistentVolumeClaim {
+	for i := range templates {
+		if templates[i].Name == name {
+			return &templates[i]
+		}
+	}
+	return nil
+}
+
+// snapshotsClaimOf names the snapshot volume of a StatefulSet that has one.
+func snapshotsClaimOf(n names, sts *appsv1.StatefulSet) string {
+	if sts == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) == nil {
+		return ""
+	}
+	return n.snapshotsClaim()
+}
+
+// makeSnapshotsCronJob runs `monocle-hook snapshot` in the hook's own image
+// on the schedule: one run at a time, each registering the repository if
+// needed, taking one snapshot, waiting for it and deleting those beyond
+// keep. Its Jobs are named by the controller N-snapshots-<minutes since the
+// epoch of their scheduled time> (snapshotJobName).
+func makeSnapshotsCronJob(n names, s settings, image string) *batchv1.CronJob {
+	snap := s.snapshots
+	c := corev1.Container{
+		Name:    "snapshot",
+		Image:   image,
+		Command: []string{"/monocle-hook"},
+		Args: []string{"snapshot",
+			"--elastic", elasticURL(n),
+			"--repository", snapshot.DefaultRepository,
+			"--location", snapshot.DefaultLocation,
+			"--keep", strconv.Itoa(int(snap.keep)),
+			"--timeout", snapshotTimeout.String(),
+		},
+		// It only waits on HTTP answers.
+		Resources: resources("10m", "32Mi", "64Mi"),
+	}
+	pod := podSpec(s.scheduling, c)
+	pod.RestartPolicy = corev1.RestartPolicyNever
+	// The hook image's user; no volume, so no fsGroup; nothing to write.
+	pod.SecurityContext.RunAsUser = ptr.To(int64(hookImageUser))
+	pod.SecurityContext.RunAsGroup = ptr.To(int64(hookImageUser))
+	pod.SecurityContext.FSGroup = nil
+	pod.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
+
+	labels := n.labels(componentSnapshots)
+	cj := &batchv1.CronJob{
+		TypeMeta:   typeCronJob,
+		ObjectMeta: objectMeta(n.snapshots, labels),
+		Spec: batchv1.CronJobSpec{
+			Schedule: snap.schedule,
+			// A run missed by more than an hour (the controller was down)
+			// is skipped: the next one comes on schedule.
+			StartingDeadlineSeconds: ptr.To(int64(3600)),
+			// Never two snapshot runs at once: Elasticsearch refuses a
+			// second snapshot of the same indices anyway.
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			Suspend:                    ptr.To(snap.suspend),
+			SuccessfulJobsHistoryLimit: ptr.To(int32(3)),
+			// Failed runs are kept for their logs.
+			FailedJobsHistoryLimit: ptr.To(int32(3)),
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: batchv1.JobSpec{
+					BackoffLimit: ptr.To(int32(snapshotAttempts - 1)),
+					// Past every attempt's own --timeout: the command's
+					// error is what ends a run, this only a hung one.
+					ActiveDeadlineSeconds: ptr.To(int64((snapshotAttempts*snapshotTimeout + 5*time.Minute) / time.Second)),
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec:       pod,
+					},
+				},
+			},
+		},
+	}
+	if snap.timeZone != "" {
+		cj.Spec.TimeZone = ptr.To(snap.timeZone)
+	}
+	return cj
+}
+
+// snapshotJobName is the name the CronJob controller gives the Job it
+// starts for the time scheduled (k8s.io/kubernetes pkg/controller/cronjob,
+// getJobName): its name and the minutes since the epoch.
+func snapshotJobName(cronJob string, scheduled time.Time) string {
+	return cronJob + "-" + strconv.FormatInt(scheduled.Unix()/60, 10)
+}
+
+// elasticStep is what becomes of Elasticsearch's StatefulSet in one answer.
+type elasticStep int
+
+const (
+	// elasticApply: answered, created or updated in place.
+	elasticApply elasticStep = iota
+	// elasticRetain: answered as it is but with the Retain policy, until
+	// the StatefulSet controller has released its volumes: it is about to go.
+	elasticRetain
+	// elasticRecreate: left out, so deleted, its volumes retained; the
+	// next sync makes it anew with the snapshots template, and the
+	// StatefulSet controller mounts the data claim again by its name.
+	elasticRecreate
+)
+
+// elasticStepFor: a StatefulSet made before snapshots were asked lacks
+// the snapshots template, which cannot be added in place
+// (volumeClaimTemplates are immutable): it is recreated, its volumes
+// retained first.
+func elasticStepFor(s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) elasticStep {
+	switch {
+	case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) != nil:
+		return elasticApply
+	case sts.DeletionTimestamp != nil:
+		return elasticRecreate
+	case volumesHeld(sts, claims) != "":
+		return elasticRetain
+	}
+	return elasticRecreate
+}
+
+// volumesHeld says why deleting the StatefulSet now could delete one of its
+// volumes, or "" when it cannot: its policy is Retain, the StatefulSet
+// controller has seen that spec, and no claim of ours is owned by it any
+// more (the controller removes that ownerReference only for a pod that is
+// Pending, or Running and Ready; the garbage collector would delete a claim
+// that still has it).
+func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) string {
+	if !retained(sts) {
+		return "its volumes are set to Retain first"
+	}
+	if sts.Status.ObservedGeneration < sts.Generation {
+		return "waiting for the StatefulSet controller to see the Retain policy"
+	}
+	for _, name := range slices.Sorted(maps.Keys(claims)) {
+		for _, ref := range claims[name].OwnerReferences {
+			if ref.UID == sts.UID && sts.UID != "" {
+				return fmt.Sprintf("waiting for the StatefulSet controller to release PersistentVolumeClaim %s (it does once Elasticsearch's pod is Pending or ready; "+
+					"or remove its ownerReference by hand: kubectl patch pvc %s --type json -p '[{\"op\":\"remove\",\"path\":\"/metadata/ownerReferences\"}]')", name, name)
+			}
+		}
+	}
+	return ""
+}
+
+// snapshotsStatus reports the snapshot volume and the CronJob's last runs.
+func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *batchv1.CronJob) *SnapshotsStatus {
+	st := &SnapshotsStatus{Claim: claimName}
+	if claim != nil {
+		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
+			st.Capacity = c.String()
+		}
+	}
+	if cj != nil {
+		st.LastScheduleTime = cj.Status.LastScheduleTime
+		st.LastSuccessfulTime = cj.Status.LastSuccessfulTime
+	}
+	if *st == (SnapshotsStatus{}) {
+		return nil
+	}
+	return st
+}
+
+// snapshotsCondition judges the snapshot CronJob observed, by its own
+// schedule: healthy when a run has succeeded since the second-to-last time
+// scheduled before now (the run of the last time scheduled may still be
+// running). off, when not "", is why there are no snapshots to judge.
+func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, off, offMessage string) metav1.Condition {
+	c := metav1.Condition{Type: ConditionSnapshotsHealthy, Status: metav1.ConditionUnknown}
+	switch {
+	case off != "":
+		c.Reason, c.Message = off, offMessage
+		return c
+	case cj == nil:
+		c.Reason, c.Message = "CronJobPending", "the snapshot CronJob is not there yet: it comes with Elasticsearch's snapshot volume"
+		return c
+	case ptr.Deref(cj.Spec.Suspend, false):
+		c.Reason, c.Message = "Suspended", "snapshots are suspended (spec.elasticsearch.snapshots.suspend)"
+		return c
+	}
+	sched, err := scheduleIn(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
+	if err != nil {
+		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %q: %v", cj.Name, cj.Spec.Schedule, err)
+		return c
+	}
+	var success time.Time
+	if t := cj.Status.LastSuccessfulTime; t != nil {
+		success = t.Time
+	}
+	lastRun := lastRunNote(namespace, cj, success)
+	due := secondToLastScheduled(sched, now)
+	switch {
+	case !success.IsZero() && !success.Before(due):
+		c.Status, c.Reason = metav1.ConditionTrue, "SnapshotSucceeded"
+		c.Message = "the last snapshot succeeded at " + formatTime(success) + lastRun
+	case due.IsZero() || cj.CreationTimestamp.Time.After(due):
+		// Too young to have missed a run.
+		c.Reason, c.Message = "NoRunDueYet", "no snapshot run is due yet"+lastRun
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, "NoRecentSnapshot"
+		last := "never"
+		if !success.IsZero() {
+			last = formatTime(success)
+		}
+		c.Message = fmt.Sprintf("no snapshot succeeded since %s, the second-to-last time scheduled (last success: %s)%s", formatTime(due), last, lastRun)
+	}
+	return c
+}
+
+// lastRunNote names the last run when it ended without success: the
+// CronJob records only successes, so a run scheduled after the last
+// success with none active is one that failed (or was deleted).
+func lastRunNote(namespace string, cj *batchv1.CronJob, success time.Time) string {
+	sched := cj.Status.LastScheduleTime
+	if sched == nil || len(cj.Status.Active) > 0 || (!success.IsZero() && success.After(sched.Time)) {
+		return ""
+	}
+	job := snapshotJobName(cj.Name, sched.Time)
+	return fmt.Sprintf("; the run scheduled at %s did not succeed: kubectl -n %s logs job/%s", formatTime(sched.Time), namespace, job)
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// secondToLastScheduled is the second-to-last time the schedule fired at
+// or before now; zero when it did not fire twice in the five years before.
+// For "@every D", whose times count from when the controller first ran the
+// CronJob, it is now-2D: no later than the real one.
+func secondToLastScheduled(sched cron.Schedule, now time.Time) time.Time {
+	if every, ok := sched.(cron.ConstantDelaySchedule); ok {
+		return now.Add(-every.Delay).Add(-every.Delay) // 2*Delay may overflow
+	}
+	last := lastScheduled(sched, now)
+	if last.IsZero() {
+		return last
+	}
+	return lastScheduled(sched, last.Add(-time.Nanosecond))
+}
+
+// lastScheduled is the latest time the schedule fires at or before t, or
+// zero when it does not in the five years before. robfig/cron only walks
+// forward (Next), so: widen a window back from t until it holds a firing,
+// then bisect it (Next(a) <= t exactly when a is before that firing): about
+// fifty calls of Next whatever the schedule, never a walk over every
+// firing since some origin.
+func lastScheduled(sched cron.Schedule, t time.Time) time.Time {
+	firesBy := func(a time.Time) bool {
+		next := sched.Next(a)
+		return !next.IsZero() && !next.After(t)
+	}
+	const limit = 5 * 365 * 24 * time.Hour
+	w := time.Minute
+	for !firesBy(t.Add(-w)) {
+		if w == limit {
+			return time.Time{}
+		}
+		w = min(2*w, limit)
+	}
+	lo, hi := t.Add(-w), t // firesBy(lo), and never firesBy(t)
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if firesBy(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return sched.Next(lo)
+}

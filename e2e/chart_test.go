@@ -121,7 +121,8 @@ func chartValueSets(t *testing.T) []chartValueSet {
 func TestChartLint(t *testing.T) {
 	for _, set := range chartValueSets(t) {
 		t.Run(set.name, func(t *testing.T) {
-			// helm lint asks no cluster: as `make chart-lint`, no checks.
+			// As `make chart-lint`: no checks, so that everything enabled
+			// is rendered and linted.
 			args := append([]string{"lint", "--strict", chartDir, "--set", "capabilityChecks=false"}, set.helmArgs(t)...)
 			out, err := runHelm(t, args...)
 			if err != nil {
@@ -287,7 +288,8 @@ func TestChartRejectsBadValues(t *testing.T) {
 
 // TestChartCapabilityChecks: without Metacontroller's API the chart stops
 // with one line saying how to install it; capabilityChecks=false renders
-// anyway (helm template pipelines, helm lint).
+// anyway (helm template pipelines). (helm lint never fails on `fail`: it
+// logs the message.)
 func TestChartCapabilityChecks(t *testing.T) {
 	base := []string{"template", chartRelease, chartDir, "--namespace", "ns"}
 	_, err := runHelm(t, base...) // no cluster: no Metacontroller
@@ -311,11 +313,6 @@ func TestChartCapabilityChecks(t *testing.T) {
 			t.Errorf("the one-line message does not say %q:\n%s\n(helm said: %v)", want, message, err)
 		}
 	}
-	// helm lint asks no cluster either.
-	if _, err := runHelm(t, "lint", "--strict", chartDir); err == nil || !strings.Contains(err.Error(), "capabilityChecks=false") {
-		t.Errorf("helm lint with the checks on: %v; want the check's message", err)
-	}
-
 	out, err := runHelm(t, append(base, "--set", "capabilityChecks=false")...)
 	if err != nil {
 		t.Fatal(err)

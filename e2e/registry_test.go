@@ -170,7 +170,7 @@ func checkBinaryVersion(t *testing.T, bin, version, commit string) {
 	case strings.Contains(string(out), "flag provided but not defined: -version"):
 		// The flag comes with issue 8's change to main.go; until it is
 		// merged, the served metrics below are the check.
-		t.Logf("this monocle-hook has no --version flag yet: %s", strings.TrimSpace(string(out)))
+		t.Log("this monocle-hook has no --version flag yet: its version is checked on /metrics only")
 	default:
 		t.Errorf("monocle-hook --version: %v\n%s", err, out)
 	}

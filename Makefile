@@ -124,8 +124,7 @@ image-repro: image
 # HELM_PUSH_FLAGS=--plain-http for a registry without TLS.
 REGISTRY ?=
 HELM_PUSH_FLAGS ?=
-push: image
-	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
+push: registry-set image
 	bin/image push -layout $(DIST)/oci -ref $(REGISTRY)/monocle-hook:$(VERSION)
 	rm -rf $(DIST)/chart && cp -R chart $(DIST)/chart
 	sed -i -e 's|^  repository: ghcr.io/change-metrics/monocle-hook$$|  repository: $(REGISTRY)/monocle-hook|' \
@@ -134,6 +133,10 @@ push: image
 	grep -q '^  digest: "sha256:' $(DIST)/chart/values.yaml
 	$(HELM) package $(DIST)/chart -d $(DIST)
 	$(HELM) push $(DIST)/monocle-hook-$(CHART_VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS)
+
+.PHONY: registry-set
+registry-set:
+	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
 
 # For Docker users: the Dockerfile builds the same binary onto the same
 # empty base (the digest differs: Docker writes its own layer tar).

@@ -1,19 +1,27 @@
 # monocle-hook: `make run` serves the hook on 127.0.0.1:8080, `make test`
 # runs every test (unit, then the real API server ones).
 GO      ?= go
-# The version is the chart's appVersion (`monocle-hook --version` prints
-# it, with the commit and the Go version).
-VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
-COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
-IMAGE   ?= ghcr.io/change-metrics/monocle-hook:$(VERSION)
+# The version is the chart's appVersion, the one place that holds it: the
+# image's tag, the chart's default image tag, and the hook's --version.
+VERSION := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+CHART_VERSION := $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+# The commit is a separate label and --version field (-dirty when tracked
+# files differ from it); its time dates everything in the image, so the same
+# commit gives the same image digest.
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" || echo -dirty)
+CREATED := $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T00:00:00Z)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# Every build of the hook: static, no local paths, no VCS stamp (a Docker
+# build has no .git), so `make build`, `make image` and the Dockerfile make
+# the same binary. BUILDFLAGS adds flags (e.g. -a).
+GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false $(BUILDFLAGS) -ldflags "$(LDFLAGS)"
 # Fuzz time per target in `make fuzz` (and so in `make test`).
 FUZZTIME ?= 15s
 
-.PHONY: build run lint unit fuzz e2e test bench image clean manifests chart-lint
+.PHONY: build run lint unit fuzz e2e test bench image image-repro push docker-image clean manifests chart-lint rules
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/monocle-hook .
+	$(GOBUILD) -o bin/monocle-hook .
 
 run: build
 	bin/monocle-hook --listen 127.0.0.1:8080
@@ -21,6 +29,7 @@ run: build
 # The quick loop: every unit test, with the race detector.
 unit:
 	$(GO) test -race -count=1 ./...
+	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # go vet and staticcheck (pinned in tools/lint, configured by staticcheck.conf),
 # on the service and the e2e module.
@@ -45,7 +54,7 @@ fuzz:
 e2e:
 	cd e2e && KUBEBUILDER_ASSETS="$$(../tools/assets.sh)" $(GO) test -count=1 -timeout 30m ./...
 
-test: lint unit fuzz chart-lint e2e
+test: lint unit fuzz chart-lint rules e2e
 
 bench:
 	$(GO) test ./hook ./internal/monocleconfig -run '^$$' -bench . -benchmem
@@ -55,14 +64,27 @@ bench:
 HELM ?= $(shell tools/assets.sh)/helm
 
 # metacontroller/*.yaml are generated from the chart (e2e/chart_test.go fails
-# when they are stale), and the chart's CRD is crd/monocle.yaml's copy.
+# when they are stale); the chart's CRD, alert rules and dashboard are
+# copies of crd/ and observability/ (Helm reads no file outside the chart).
 manifests:
 	cp crd/monocle.yaml chart/crds/monocle.yaml
+	mkdir -p chart/files
+	cp observability/rules.yaml observability/dashboard.json chart/files/
 	HELM="$(HELM)" metacontroller/generate.sh
 
+# helm lint asks no cluster (it only logs the chart's `fail` for a missing
+# Metacontroller API): capabilityChecks=false, as for any `helm template`
+# pipeline, so that the ServiceMonitor and PrometheusRule are linted too.
 chart-lint:
-	$(HELM) lint --strict chart
-	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart -f "$$f" || exit 1; done
+	$(HELM) lint --strict chart --set capabilityChecks=false
+	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart --set capabilityChecks=false -f "$$f" || exit 1; done
+
+# The alert rules: syntax and best practices, then their unit tests.
+# promtool is built once from the module proxy (tools/promtool.sh).
+PROMTOOL ?= $(shell tools/promtool.sh)
+rules:
+	$(PROMTOOL) check rules observability/rules.yaml
+	$(PROMTOOL) test rules observability/rules_test.yaml
 
 # Load test over loopback: the built hook against a decode/encode floor,
 # 3 rounds x concurrency 1, 16, 64 x 5s each (about 2 minutes); see BENCHMARKS.md.
@@ -78,8 +100,66 @@ attack: build
 	$(GO) build -o bin/loadtest ./tools/loadtest
 	bin/loadtest attack -hook bin/monocle-hook $(ATTACKFLAGS)
 
+# The OCI image, with no Docker daemon: the static binary for each platform
+# on an empty base (tools/image, go-containerregistry), as an OCI layout in
+# $(DIST)/oci and an oci-archive $(DIST)/monocle-hook-$(VERSION).oci.tar;
+# the index digest goes to $(DIST)/monocle-hook-$(VERSION).digest.
+# `skopeo copy oci-archive:dist/monocle-hook-$(VERSION).oci.tar ...` or
+# `crane push dist/oci ...` read them; `make push` pushes them.
+DIST      ?= dist
+PLATFORMS ?= linux/amd64 linux/arm64
 image:
-	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+	rm -rf $(DIST)/bin
+	for p in $(PLATFORMS); do \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(DIST)/bin/$${p%/*}_$${p#*/}/monocle-hook . || exit 1; \
+	done
+	$(GO) build -C tools/image -o $(CURDIR)/bin/image .
+	bin/image build -layout $(DIST)/oci -archive $(DIST)/monocle-hook-$(VERSION).oci.tar \
+		-version $(VERSION) -revision $(COMMIT) -created $(CREATED) \
+		$(foreach p,$(PLATFORMS),$(p)=$(DIST)/bin/$(subst /,_,$(p))/monocle-hook) >$(DIST)/monocle-hook-$(VERSION).digest
+	@echo "monocle-hook:$(VERSION)@$$(cat $(DIST)/monocle-hook-$(VERSION).digest) ($(PLATFORMS)) in $(DIST)/"
+
+# Reproducibility: the image built again from a fresh clone of the commit
+# (another folder, fresh file times, every package rebuilt with -a) has the
+# same digest. Needs a clean tree: the clone has only what is committed.
+image-repro: image
+	@test -z "$$(git status --porcelain --untracked-files=no)" || { echo "image-repro: commit first (the clone has only the commit)"; exit 1; }
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	git clone -q . "$$tmp/src" && git -C "$$tmp/src" checkout -q $(COMMIT) && \
+	$(MAKE) -C "$$tmp/src" image BUILDFLAGS=-a DIST="$$tmp/dist" && \
+	echo "this tree: $$(cat $(DIST)/monocle-hook-$(VERSION).digest)" && \
+	echo "clone -a:  $$(cat $$tmp/dist/monocle-hook-$(VERSION).digest)" && \
+	cmp $(DIST)/monocle-hook-$(VERSION).digest "$$tmp/dist/monocle-hook-$(VERSION).digest" && \
+	cmp $(DIST)/monocle-hook-$(VERSION).oci.tar "$$tmp/dist/monocle-hook-$(VERSION).oci.tar" && \
+	echo "image-repro: same digest, same archive bytes"
+
+# Pushes the image to $(REGISTRY)/monocle-hook:$(VERSION) and the chart to
+# oci://$(REGISTRY)/charts (as $(REGISTRY)/charts/monocle-hook:$(CHART_VERSION)).
+# The pushed chart's default image is that repository, pinned to the pushed
+# digest. Credentials: docker's config (docker login, or
+# `helm registry login`, which writes the same file's format to helm's).
+# HELM_PUSH_FLAGS=--plain-http for a registry without TLS.
+REGISTRY ?=
+HELM_PUSH_FLAGS ?=
+push: registry-set image
+	bin/image push -layout $(DIST)/oci -ref $(REGISTRY)/monocle-hook:$(VERSION)
+	rm -rf $(DIST)/chart && cp -R chart $(DIST)/chart
+	sed -i -e 's|^  repository: ghcr.io/change-metrics/monocle-hook$$|  repository: $(REGISTRY)/monocle-hook|' \
+		-e 's|^  digest: ""$$|  digest: "'"$$(cat $(DIST)/monocle-hook-$(VERSION).digest)"'"|' $(DIST)/chart/values.yaml
+	grep -q '^  repository: $(REGISTRY)/monocle-hook$$' $(DIST)/chart/values.yaml
+	grep -q '^  digest: "sha256:' $(DIST)/chart/values.yaml
+	$(HELM) package $(DIST)/chart -d $(DIST)
+	$(HELM) push $(DIST)/monocle-hook-$(CHART_VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS)
+
+.PHONY: registry-set
+registry-set:
+	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
+
+# For Docker users: the Dockerfile builds the same binary onto the same
+# empty base (the digest differs: Docker writes its own layer tar).
+docker-image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg CREATED=$(CREATED) \
+		-t ghcr.io/change-metrics/monocle-hook:$(VERSION) .
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -2,18 +2,21 @@ package e2e
 
 // Tests of the Helm chart (chart/) and of the plain manifests generated from
 // it (metacontroller/*.yaml): helm lint, every value reaching the render,
-// the values schema rejecting bad values, and each render accepted by the
-// real API server (server-side dry run, strict field validation, no
-// warnings, the restricted Pod Security Standard).
+// the values schema rejecting bad values, the checks of the cluster's APIs,
+// and each render accepted by the real API server (server-side dry run,
+// strict field validation, no warnings, the restricted Pod Security
+// Standard).
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +30,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -38,6 +42,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/change-metrics/monocle-hook/hook"
 )
 
 const (
@@ -49,6 +55,13 @@ const (
 	chartTLSDir = "/etc/monocle-hook/tls"
 )
 
+// The APIs the chart asks the cluster about (.Capabilities.APIVersions).
+const (
+	apiCompositeController = "metacontroller.k8s.io/v1alpha1/CompositeController"
+	apiServiceMonitor      = "monitoring.coreos.com/v1/ServiceMonitor"
+	apiPrometheusRule      = "monitoring.coreos.com/v1/PrometheusRule"
+)
+
 // A set of values to render the chart with: the chart's defaults, then
 // each file, then overrides.
 type chartValueSet struct {
@@ -57,6 +70,9 @@ type chartValueSet struct {
 	overrides map[string]any // written to a values file, after files
 	// Rendered only: its objects need a CRD the tests do not install.
 	renderOnly bool
+	// APIs the render is told the cluster serves, besides Metacontroller's
+	// (which the test API server has).
+	apiVersions []string
 }
 
 // chartValueSets: every chart/ci/*-values.yaml (the sets the chart's CI
@@ -77,16 +93,26 @@ func chartValueSets(t *testing.T) []chartValueSet {
 		}
 	}
 	full := filepath.Join(chartDir, "ci", "full-values.yaml")
+	monitoring := map[string]any{"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}}
 	return append(sets,
 		// No PodDisruptionBudget: with one replica it would block drains.
 		chartValueSet{name: "one-replica", overrides: map[string]any{"replicaCount": 1}},
 		chartValueSet{name: "no-prestop", overrides: map[string]any{"preStopSleepSeconds": 0}},
 		chartValueSet{name: "no-pdb", overrides: map[string]any{"podDisruptionBudget": map[string]any{"enabled": false}}},
-		// The ServiceMonitor's CRD (Prometheus Operator's) is not installed.
-		chartValueSet{name: "servicemonitor", renderOnly: true,
-			overrides: map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
-		chartValueSet{name: "servicemonitor-full", renderOnly: true, files: []string{full},
-			overrides: map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
+		// A ServiceAccount of the admin's: none made, the pods run as it.
+		chartValueSet{name: "external-serviceaccount",
+			overrides: map[string]any{"serviceAccount": map[string]any{"create": false, "name": "monocle-hook-ci-sa"}}},
+		// Asked for, but Prometheus Operator's API is not served: left out,
+		// and the rest installs.
+		chartValueSet{name: "monitoring-not-served", overrides: monitoring},
+		// Prometheus Operator's CRDs are not installed: rendered only, for a
+		// cluster said to serve them, or with the checks off.
+		chartValueSet{name: "servicemonitor", renderOnly: true, overrides: monitoring,
+			apiVersions: []string{apiServiceMonitor, apiPrometheusRule}},
+		chartValueSet{name: "servicemonitor-full", renderOnly: true, files: []string{full}, overrides: monitoring,
+			apiVersions: []string{apiServiceMonitor, apiPrometheusRule}},
+		chartValueSet{name: "monitoring-unchecked", renderOnly: true,
+			overrides: mergeChartValues(monitoring, map[string]any{"capabilityChecks": false})},
 	)
 }
 
@@ -95,7 +121,9 @@ func chartValueSets(t *testing.T) []chartValueSet {
 func TestChartLint(t *testing.T) {
 	for _, set := range chartValueSets(t) {
 		t.Run(set.name, func(t *testing.T) {
-			args := append([]string{"lint", "--strict", chartDir}, set.helmArgs(t)...)
+			// As `make chart-lint`: no checks, so that everything enabled
+			// is rendered and linted.
+			args := append([]string{"lint", "--strict", chartDir, "--set", "capabilityChecks=false"}, set.helmArgs(t)...)
 			out, err := runHelm(t, args...)
 			if err != nil {
 				t.Fatal(err)
@@ -123,8 +151,9 @@ func TestChartRender(t *testing.T) {
 					"pod-security.kubernetes.io/warn":    "restricted",
 				})
 			}
-			objs := renderChart(t, ns, set.helmArgs(t)...)
-			checkChartRender(t, objs, values, ns)
+			objs := renderChart(t, ns, set.renderArgs(t)...)
+			checkChartRender(t, objs, values, ns, set.apiVersions)
+			checkChartExtras(t, objs, values)
 			if set.renderOnly {
 				return
 			}
@@ -230,13 +259,20 @@ func TestChartRejectsBadValues(t *testing.T) {
 		{"CA bundle not PEM", []string{"--set", "tls.secretName=tls", "--set", "tls.caBundle=abc"}, []string{schema, "caBundle"}},
 		{"bad minAvailable", []string{"--set", "podDisruptionBudget.minAvailable=half"}, []string{schema, "minAvailable"}},
 		{"bad spread policy", []string{"--set", "topologySpreadConstraints[0].whenUnsatisfiable=Never"}, []string{schema, "whenUnsatisfiable"}},
+		{"extraArgs not a list", []string{"--set", "extraArgs=--flag"}, []string{schema, "extraArgs"}},
+		{"extraEnv without a name", []string{"--set", "extraEnv[0].value=x"}, []string{schema, "name"}},
+		{"unknown serviceAccount key", []string{"--set", "serviceAccount.automount=true"}, []string{schema, "automount"}},
+		{"bad serviceAccount name", []string{"--set", "serviceAccount.name=Not_A_Name"}, []string{schema, "name"}},
+		{"unknown peer key", []string{"--set", "networkPolicy.metricsScraperPeers[0].namespace=monitoring"}, []string{schema, "namespace"}},
+		{"relabelings not a list", []string{"--set", "serviceMonitor.relabelings.action=drop"}, []string{schema, "relabelings"}},
+		{"capabilityChecks as a string", []string{"--set-string", "capabilityChecks=no"}, []string{schema, "capabilityChecks"}},
 		{"CA bundle without a TLS Secret", []string{"--set", "tls.caBundle=-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----"},
 			[]string{"tls.caBundle is set but tls.secretName is not"}},
 		{"grace shorter than the drain", []string{"--set", "terminationGracePeriodSeconds=25"},
 			[]string{"terminationGracePeriodSeconds (25) must be more than preStopSleepSeconds + shutdownTimeoutSeconds (25)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"template", chartRelease, chartDir, "--namespace", "ns"}, tc.args...)
+			args := append([]string{"template", chartRelease, chartDir, "--namespace", "ns", "--api-versions", apiCompositeController}, tc.args...)
 			out, err := runHelm(t, args...)
 			if err == nil {
 				t.Fatalf("helm template %v succeeded; want an error. Rendered:\n%s", tc.args, out)
@@ -250,17 +286,116 @@ func TestChartRejectsBadValues(t *testing.T) {
 	}
 }
 
+// TestChartCapabilityChecks: without Metacontroller's API the chart stops
+// with one line saying how to install it; capabilityChecks=false renders
+// anyway (helm template pipelines). (helm lint never fails on `fail`: it
+// logs the message.)
+func TestChartCapabilityChecks(t *testing.T) {
+	base := []string{"template", chartRelease, chartDir, "--namespace", "ns"}
+	_, err := runHelm(t, base...) // no cluster: no Metacontroller
+	if err == nil {
+		t.Fatal("helm template without Metacontroller's API succeeded; want the check to stop it")
+	}
+	// helm: "Error: execution error at (monocle-hook/templates/...): <message>"
+	var message string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if _, m, ok := strings.Cut(line, "execution error at "); ok {
+			_, message, _ = strings.Cut(m, "): ")
+		}
+	}
+	for _, want := range []string{
+		"Metacontroller's API (CompositeController, metacontroller.k8s.io/v1alpha1) is not served",
+		"helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm",
+		"the Monocle CRD may already exist",
+		"capabilityChecks=false",
+	} {
+		if !strings.Contains(message, want) {
+			t.Errorf("the one-line message does not say %q:\n%s\n(helm said: %v)", want, message, err)
+		}
+	}
+	out, err := runHelm(t, append(base, "--set", "capabilityChecks=false")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds := chartKinds(decodeYAMLObjects(t, []byte(out))); !slices.Contains(kinds, "CompositeController") {
+		t.Errorf("with capabilityChecks=false, rendered %v; want the CompositeController", kinds)
+	}
+}
+
+// TestChartMetadata: Chart.yaml's kubeVersion covers what the templates use,
+// and its Artifact Hub annotations name the images that run.
+func TestChartMetadata(t *testing.T) {
+	meta := chartMetadata(t)
+	// The preStop sleep action is on by default since Kubernetes 1.30.
+	if got := valStr(meta, "kubeVersion"); got != ">=1.30.0-0" {
+		t.Errorf("kubeVersion %q, want >=1.30.0-0", got)
+	}
+	annotations, _ := meta["annotations"].(map[string]any)
+	if annotations["artifacthub.io/license"] != "Apache-2.0" {
+		t.Errorf("artifacthub.io/license %v, want Apache-2.0", annotations["artifacthub.io/license"])
+	}
+	var images []struct{ Name, Image string }
+	if err := yaml.Unmarshal([]byte(annotations["artifacthub.io/images"].(string)), &images); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"monocle-hook":  valStr(chartDefaults(t), "image.repository") + ":" + valStr(meta, "appVersion"),
+		"monocle":       hook.DefaultImage,
+		"elasticsearch": hook.DefaultElasticImage,
+	}
+	got := map[string]string{}
+	for _, i := range images {
+		got[i.Name] = i.Image
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("artifacthub.io/images %v, want %v", got, want)
+	}
+	var crds []struct{ Kind, Version, Name string }
+	if err := yaml.Unmarshal([]byte(annotations["artifacthub.io/crds"].(string)), &crds); err != nil {
+		t.Fatal(err)
+	}
+	if len(crds) != 1 || crds[0].Name != "monocles.monocle.monocle.change-metrics.io" || crds[0].Version != "v1alpha1" {
+		t.Errorf("artifacthub.io/crds %+v, want the Monocle CRD", crds)
+	}
+	// The example is a Monocle the API server accepts.
+	var examples []map[string]any
+	if err := yaml.Unmarshal([]byte(annotations["artifacthub.io/crdsExamples"].(string)), &examples); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range examples {
+		o := &unstructured.Unstructured{Object: e}
+		o.SetNamespace("default")
+		if err := k8sClient.Create(context.Background(), o, client.DryRunAll, client.FieldValidation("Strict")); err != nil {
+			t.Errorf("artifacthub.io/crdsExamples: %v", err)
+		}
+	}
+}
+
 // TestChartFullValues: ci/full-values.yaml sets every value of
 // values.yaml away from its default, so that TestChartRender proves each one
 // reaches the objects and the API server accepts it.
 func TestChartFullValues(t *testing.T) {
 	full := readValues(t, filepath.Join(chartDir, "ci", "full-values.yaml"))
 	exempt := []string{
-		// Needs the ServiceMonitor CRD: rendered only, by the servicemonitor
-		// value sets.
+		// Need Prometheus Operator's CRDs: rendered only, by the
+		// servicemonitor value sets.
 		"serviceMonitor.enabled",
+		"prometheusRule.enabled",
 		// Left on so that minAvailable is checked; off is the no-pdb set.
 		"podDisruptionBudget.enabled",
+		// Left on so that the real installs are checked as a user's;
+		// TestChartCapabilityChecks and monitoring-unchecked turn it off.
+		"capabilityChecks",
+		// Left on so that the annotations reach a ServiceAccount; off is
+		// the external-serviceaccount set.
+		"serviceAccount.create",
+		// The restricted Pod Security Standard needs them as they are (the
+		// full set adds keys to both securityContexts instead).
+		"podSecurityContext.runAsNonRoot",
+		"podSecurityContext.seccompProfile.type",
+		"securityContext.allowPrivilegeEscalation",
+		"securityContext.readOnlyRootFilesystem",
+		"securityContext.capabilities.drop",
 	}
 	var walk func(prefix string, defaults map[string]any)
 	walk = func(prefix string, defaults map[string]any) {
@@ -294,6 +429,19 @@ func TestManifestsUpToDate(t *testing.T) {
 	}
 	if !bytes.Equal(crd, chartCRD) {
 		t.Errorf("chart/crds/monocle.yaml differs from crd/monocle.yaml: run `make manifests`\n%s", firstLineDiff(crd, chartCRD))
+	}
+	for _, name := range []string{"rules.yaml", "dashboard.json"} {
+		source, err := os.ReadFile(filepath.Join("../observability", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied, err := os.ReadFile(filepath.Join(chartDir, "files", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(source, copied) {
+			t.Errorf("chart/files/%s differs from observability/%s: run `make manifests`\n%s", name, name, firstLineDiff(source, copied))
+		}
 	}
 
 	dir := t.TempDir()
@@ -349,20 +497,37 @@ func TestManifestsUpToDate(t *testing.T) {
 	}
 }
 
-// checkChartRender checks a render against the values it was made with.
-func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string) {
+// checkChartRender checks a render against the values it was made with
+// and the APIs the render was told the cluster serves (besides
+// Metacontroller's).
+func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string, apiVersions []string) {
 	t.Helper()
 	tlsOn := valStr(v, "tls.secretName") != ""
 	scheme := map[bool]string{false: "http", true: "https"}[tlsOn]
+	served := func(api string) bool {
+		return valGet(v, "capabilityChecks") == false || slices.Contains(apiVersions, api)
+	}
 
 	// Exactly the hook's objects: no RBAC, no Secret, nothing else.
-	wantKinds := []string{"CompositeController", "Deployment", "Service", "ServiceAccount"}
+	wantKinds := []string{"CompositeController", "Deployment", "Service"}
+	if valGet(v, "serviceAccount.create") == true {
+		wantKinds = append(wantKinds, "ServiceAccount")
+	}
 	wantPDB := valGet(v, "podDisruptionBudget.enabled") == true && valInt(v, "replicaCount") > 1
 	if wantPDB {
 		wantKinds = append(wantKinds, "PodDisruptionBudget")
 	}
-	if valGet(v, "serviceMonitor.enabled") == true {
+	if valGet(v, "serviceMonitor.enabled") == true && served(apiServiceMonitor) {
 		wantKinds = append(wantKinds, "ServiceMonitor")
+	}
+	if valGet(v, "prometheusRule.enabled") == true && served(apiPrometheusRule) {
+		wantKinds = append(wantKinds, "PrometheusRule")
+	}
+	if valGet(v, "networkPolicy.enabled") == true {
+		wantKinds = append(wantKinds, "NetworkPolicy")
+	}
+	if valGet(v, "grafanaDashboard.enabled") == true {
+		wantKinds = append(wantKinds, "ConfigMap")
 	}
 	sort.Strings(wantKinds)
 	if kinds := chartKinds(objs); !slices.Equal(kinds, wantKinds) {
@@ -372,6 +537,10 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	name := "monocle-hook" // the release name contains the chart's name
 	if s := valStr(v, "fullnameOverride"); s != "" {
 		name = s
+	}
+	saName := cmp.Or(valStr(v, "serviceAccount.name"), name)
+	if valGet(v, "serviceAccount.create") == false {
+		saName = cmp.Or(valStr(v, "serviceAccount.name"), "default")
 	}
 	appName := "monocle-hook"
 	if s := valStr(v, "nameOverride"); s != "" {
@@ -392,11 +561,17 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 				t.Errorf("%s %s: label %s=%q, want %q", o.GetKind(), o.GetName(), k, labels[k], want)
 			}
 		}
-		wantNS := ns
-		if o.GetKind() == "CompositeController" { // cluster-scoped
-			wantNS = ""
-		} else if o.GetName() != name {
-			t.Errorf("%s is named %q, want %q", o.GetKind(), o.GetName(), name)
+		wantNS, wantName := ns, name
+		switch o.GetKind() {
+		case "CompositeController": // cluster-scoped
+			wantNS, wantName = "", valStr(v, "compositeController.name")
+		case "ServiceAccount":
+			wantName = saName
+		case "ConfigMap": // the dashboard, where Grafana's sidecar looks
+			wantNS, wantName = cmp.Or(valStr(v, "grafanaDashboard.namespace"), ns), name+"-dashboard"
+		}
+		if o.GetName() != wantName {
+			t.Errorf("%s is named %q, want %q", o.GetKind(), o.GetName(), wantName)
 		}
 		if o.GetNamespace() != wantNS {
 			t.Errorf("%s %s: namespace %q, want %q", o.GetKind(), o.GetName(), o.GetNamespace(), wantNS)
@@ -405,10 +580,8 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 
 	var dep appsv1.Deployment
 	var svc corev1.Service
-	var sa corev1.ServiceAccount
 	toTyped(t, chartObject(objs, "Deployment"), &dep)
 	toTyped(t, chartObject(objs, "Service"), &svc)
-	toTyped(t, chartObject(objs, "ServiceAccount"), &sa)
 	pod := dep.Spec.Template
 	spec := pod.Spec
 
@@ -445,7 +618,18 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		t.Errorf("image %s (%s), want %s (%s)", c.Image, c.ImagePullPolicy, image, valStr(v, "image.pullPolicy"))
 	}
 	checkSame(t, "imagePullSecrets", valGet(v, "imagePullSecrets"), spec.ImagePullSecrets)
-	checkSame(t, "serviceAccount.annotations", valGet(v, "serviceAccount.annotations"), sa.Annotations)
+	if o := chartObject(objs, "ServiceAccount"); o != nil {
+		var sa corev1.ServiceAccount
+		toTyped(t, o, &sa)
+		checkSame(t, "serviceAccount.annotations", valGet(v, "serviceAccount.annotations"), sa.Annotations)
+		if !ptrFalse(sa.AutomountServiceAccountToken) {
+			t.Errorf("ServiceAccount %s automount %v, want false", sa.Name, sa.AutomountServiceAccountToken)
+		}
+	}
+	checkSame(t, "service.annotations", valGet(v, "service.annotations"), svc.Annotations)
+	checkSame(t, "extraEnv", valGet(v, "extraEnv"), c.Env)
+	checkSame(t, "podSecurityContext", valGet(v, "podSecurityContext"), spec.SecurityContext)
+	checkSame(t, "securityContext", valGet(v, "securityContext"), c.SecurityContext)
 	checkSame(t, "resources", valGet(v, "resources"), c.Resources)
 	checkSame(t, "podAnnotations", valGet(v, "podAnnotations"), pod.Annotations)
 	checkSame(t, "nodeSelector", valGet(v, "nodeSelector"), spec.NodeSelector)
@@ -472,9 +656,8 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 
 	// No API access: no token, and (above) no RBAC object.
-	if spec.ServiceAccountName != sa.Name || !ptrFalse(spec.AutomountServiceAccountToken) || !ptrFalse(sa.AutomountServiceAccountToken) {
-		t.Errorf("pod runs as %q (automount %v; ServiceAccount %s automount %v), want the chart's ServiceAccount with no token",
-			spec.ServiceAccountName, spec.AutomountServiceAccountToken, sa.Name, sa.AutomountServiceAccountToken)
+	if spec.ServiceAccountName != saName || !ptrFalse(spec.AutomountServiceAccountToken) {
+		t.Errorf("pod runs as %q (automount %v), want %q with no token", spec.ServiceAccountName, spec.AutomountServiceAccountToken, saName)
 	}
 	// Restricted, and a read-only root file system.
 	psc, csc := spec.SecurityContext, c.SecurityContext
@@ -506,6 +689,9 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	wantArgs := []string{"--listen=:8080", fmt.Sprintf("--shutdown-timeout=%ds", valInt(v, "shutdownTimeoutSeconds")), "--image=" + image}
 	if tlsOn {
 		wantArgs = append(wantArgs, "--tls-cert-file="+chartTLSDir+"/tls.crt", "--tls-key-file="+chartTLSDir+"/tls.key")
+	}
+	for _, a := range valGet(v, "extraArgs").([]any) {
+		wantArgs = append(wantArgs, a.(string))
 	}
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("args %q, want %q", c.Args, wantArgs)
@@ -585,6 +771,11 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		if tlsConfig := valGet(v, "serviceMonitor.tlsConfig").(map[string]any); tlsOn && len(tlsConfig) > 0 {
 			endpoint["tlsConfig"] = tlsConfig
 		}
+		for _, k := range []string{"relabelings", "metricRelabelings"} {
+			if l := valGet(v, "serviceMonitor."+k).([]any); len(l) > 0 {
+				endpoint[k] = l
+			}
+		}
 		smSpec, _, _ := unstructured.NestedMap(sm.Object, "spec")
 		checkSame(t, "ServiceMonitor spec", map[string]any{
 			"selector":          map[string]any{"matchLabels": selector},
@@ -592,6 +783,89 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 			"endpoints":         []any{endpoint},
 		}, smSpec)
 	}
+}
+
+// checkChartExtras checks the optional objects: the NetworkPolicy, the
+// PrometheusRule and the dashboard's ConfigMap.
+func checkChartExtras(t *testing.T, objs []*unstructured.Unstructured, v map[string]any) {
+	t.Helper()
+	selector := map[string]any{"matchLabels": map[string]any{
+		"app.kubernetes.io/name":     cmp.Or(valStr(v, "nameOverride"), "monocle-hook"),
+		"app.kubernetes.io/instance": chartRelease,
+	}}
+	if np := chartObject(objs, "NetworkPolicy"); np != nil {
+		// Metacontroller and the scrapers may connect to the hook's port;
+		// the hook may connect nowhere.
+		peers := append(slices.Clone(valGet(v, "networkPolicy.metacontrollerPeers").([]any)), valGet(v, "networkPolicy.metricsScraperPeers").([]any)...)
+		want := map[string]any{
+			"podSelector": selector,
+			"policyTypes": []any{"Ingress", "Egress"},
+			"ingress":     []any{map[string]any{"from": peers, "ports": []any{map[string]any{"port": "http", "protocol": "TCP"}}}},
+		}
+		var gotSpec, wantSpec networkingv1.NetworkPolicySpec
+		viaJSON(t, want, &wantSpec)
+		viaJSON(t, np.Object["spec"], &gotSpec)
+		if !apiequality.Semantic.DeepEqual(gotSpec, wantSpec) || len(gotSpec.Egress) != 0 {
+			t.Errorf("NetworkPolicy spec %+v, want %+v and no egress", gotSpec, wantSpec)
+		}
+	}
+	if pr := chartObject(objs, "PrometheusRule"); pr != nil {
+		if pr.GetAPIVersion() != "monitoring.coreos.com/v1" {
+			t.Errorf("PrometheusRule apiVersion %s", pr.GetAPIVersion())
+		}
+		for k, want := range valGet(v, "prometheusRule.labels").(map[string]any) {
+			if pr.GetLabels()[k] != want {
+				t.Errorf("PrometheusRule label %s=%q, want %q", k, pr.GetLabels()[k], want)
+			}
+		}
+		// The groups of observability/rules.yaml, the source, unchanged.
+		source := readValues(t, "../observability/rules.yaml")
+		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+		if !reflect.DeepEqual(jsonRoundTrip(t, groups), jsonRoundTrip(t, source["groups"])) {
+			t.Errorf("PrometheusRule groups differ from observability/rules.yaml's:\n%v", groups)
+		}
+		if len(groups) == 0 {
+			t.Error("PrometheusRule has no groups")
+		}
+	}
+	if cm := chartObject(objs, "ConfigMap"); cm != nil {
+		for k, want := range valGet(v, "grafanaDashboard.labels").(map[string]any) {
+			if cm.GetLabels()[k] != want {
+				t.Errorf("dashboard ConfigMap label %s=%q, want %q", k, cm.GetLabels()[k], want)
+			}
+		}
+		checkSame(t, "grafanaDashboard.annotations", valGet(v, "grafanaDashboard.annotations"), cm.GetAnnotations())
+		source, err := os.ReadFile("../observability/dashboard.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+		if len(data) != 1 || data["monocle-hook.json"] != string(source) {
+			t.Errorf("dashboard ConfigMap data keys %v: monocle-hook.json differs from observability/dashboard.json", slices.Collect(maps.Keys(data)))
+		}
+		var dashboard struct {
+			UID    string `json:"uid"`
+			Panels []any  `json:"panels"`
+		}
+		if err := json.Unmarshal([]byte(data["monocle-hook.json"]), &dashboard); err != nil || dashboard.UID == "" || len(dashboard.Panels) == 0 {
+			t.Errorf("the dashboard is not a Grafana dashboard (uid %q, %d panels): %v", dashboard.UID, len(dashboard.Panels), err)
+		}
+	}
+}
+
+// jsonRoundTrip: v as JSON decodes it, so YAML's ints and JSON's floats
+// compare equal.
+func jsonRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // dryRunChart has the API server validate every object (server-side dry
@@ -603,6 +877,9 @@ func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]a
 	ctx := context.Background()
 	c, warnings := chartWarningClient(t)
 	for _, o := range objs {
+		if o.GetNamespace() != "" && o.GetNamespace() != ns { // the dashboard's
+			ensureNamespace(t, o.GetNamespace())
+		}
 		err := c.Create(ctx, o.DeepCopy(), client.DryRunAll, client.FieldValidation("Strict"))
 		if err != nil {
 			t.Errorf("dry-run create %s %s: %v", o.GetKind(), o.GetName(), err)
@@ -612,17 +889,20 @@ func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]a
 		}
 	}
 
-	// The Pod needs its ServiceAccount and PriorityClass to exist.
-	var sa corev1.ServiceAccount
-	toTyped(t, chartObject(objs, "ServiceAccount"), &sa)
-	if err := k8sClient.Create(ctx, &sa); err != nil {
+	// The Pod needs its ServiceAccount (the chart's, or the admin's) and
+	// PriorityClass to exist.
+	var dep appsv1.Deployment
+	toTyped(t, chartObject(objs, "Deployment"), &dep)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: dep.Spec.Template.Spec.ServiceAccountName, Namespace: ns}}
+	if o := chartObject(objs, "ServiceAccount"); o != nil {
+		toTyped(t, o, sa)
+	}
+	if err := k8sClient.Create(ctx, sa); err != nil {
 		t.Fatalf("creating the ServiceAccount: %v", err)
 	}
 	if pc := valStr(v, "priorityClassName"); pc != "" {
 		ensurePriorityClass(t, pc)
 	}
-	var dep appsv1.Deployment
-	toTyped(t, chartObject(objs, "Deployment"), &dep)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: dep.Name + "-pod", Namespace: ns, Labels: dep.Spec.Template.Labels, Annotations: dep.Spec.Template.Annotations},
 		Spec:       dep.Spec.Template.Spec,
@@ -632,6 +912,15 @@ func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]a
 	}
 	if w := warnings.take(); len(w) > 0 {
 		t.Errorf("dry-run create of the hook's Pod: warnings %q", w)
+	}
+}
+
+// ensureNamespace makes a namespace of that name, once for the whole run.
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8sClient.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 }
 
@@ -713,11 +1002,12 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
-// renderChart runs helm template for the release in namespace ns.
+// renderChart runs helm template for the release in namespace ns, for a
+// cluster that serves Metacontroller's API (as the test API server does).
 func renderChart(t *testing.T, ns string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	start := time.Now()
-	out, err := runHelm(t, append([]string{"template", chartRelease, chartDir, "--namespace", ns}, args...)...)
+	out, err := runHelm(t, append([]string{"template", chartRelease, chartDir, "--namespace", ns, "--api-versions", apiCompositeController}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -742,6 +1032,16 @@ func (s chartValueSet) helmArgs(t *testing.T) []string {
 			t.Fatal(err)
 		}
 		args = append(args, "-f", f)
+	}
+	return args
+}
+
+// renderArgs: helmArgs, and the APIs the cluster is said to serve.
+func (s chartValueSet) renderArgs(t *testing.T) []string {
+	t.Helper()
+	args := s.helmArgs(t)
+	for _, api := range s.apiVersions {
+		args = append(args, "--api-versions", api)
 	}
 	return args
 }

@@ -83,8 +83,9 @@ caBundle:
 {{- end }}
 
 {{/*
-Cross-field checks the values schema cannot express; rendered (as nothing)
-by every template that depends on them, so any render fails early.
+Cross-field checks the values schema cannot express, then Metacontroller's
+API; rendered (as nothing) by every template that depends on them, so any
+render fails early.
 */}}
 {{- define "monocle-hook.validate" -}}
 {{- if and .Values.tls.caBundle (not .Values.tls.secretName) }}
@@ -93,5 +94,36 @@ by every template that depends on them, so any render fails early.
 {{- $drain := add .Values.preStopSleepSeconds .Values.shutdownTimeoutSeconds }}
 {{- if le (int .Values.terminationGracePeriodSeconds) (int $drain) }}
 {{- fail (printf "terminationGracePeriodSeconds (%v) must be more than preStopSleepSeconds + shutdownTimeoutSeconds (%v): the kubelet would kill the hook while in-flight syncs finish" .Values.terminationGracePeriodSeconds $drain) }}
+{{- end }}
+{{- include "monocle-hook.checkMetacontroller" . }}
+{{- end }}
+
+{{/*
+Without Metacontroller's API the CompositeController cannot be created:
+stop before anything is, with one line that says what to do. Helm has
+already installed crds/ (the Monocle CRD) by then; that is harmless.
+*/}}
+{{- define "monocle-hook.checkMetacontroller" -}}
+{{- if and .Values.capabilityChecks (not (.Capabilities.APIVersions.Has "metacontroller.k8s.io/v1alpha1/CompositeController")) }}
+{{- fail "Metacontroller's API (CompositeController, metacontroller.k8s.io/v1alpha1) is not served by this cluster: install Metacontroller v4.17 or later first, e.g. `helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version v4.17.2 -n metacontroller --create-namespace` (with metacontroller/metacontroller-values.yaml from monocle-hook's repository), then run this again. Helm installs crds/ before this check, so the Monocle CRD may already exist: that is harmless. Rendering without a cluster (helm template)? Set capabilityChecks=false." }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when the chart may render an object of an API another project
+serves (Prometheus Operator's): the cluster serves it, or capabilityChecks
+is off. include "monocle-hook.served" (list $ "monitoring.coreos.com/v1/ServiceMonitor")
+*/}}
+{{- define "monocle-hook.served" -}}
+{{- $root := index . 0 }}
+{{- if or (not $root.Values.capabilityChecks) ($root.Capabilities.APIVersions.Has (index . 1)) }}true{{ end }}
+{{- end }}
+
+{{/* The hook's ServiceAccount: made by the chart, or one that exists. */}}
+{{- define "monocle-hook.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "monocle-hook.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}

@@ -3,9 +3,7 @@ package hook
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,61 +280,6 @@ func makeSnapshotsCronJob(n names, s settings, image string) *batchv1.CronJob {
 // getJobName): its name and the minutes since the epoch.
 func snapshotJobName(cronJob string, scheduled time.Time) string {
 	return cronJob + "-" + strconv.FormatInt(scheduled.Unix()/60, 10)
-}
-
-// elasticStep is what becomes of Elasticsearch's StatefulSet in one answer.
-type elasticStep int
-
-const (
-	// elasticApply: answered, created or updated in place.
-	elasticApply elasticStep = iota
-	// elasticRetain: answered as it is but with the Retain policy, until
-	// the StatefulSet controller has released its volumes: it is about to go.
-	elasticRetain
-	// elasticRecreate: left out, so deleted, its volumes retained; the
-	// next sync makes it anew with the snapshots template, and the
-	// StatefulSet controller mounts the data claim again by its name.
-	elasticRecreate
-)
-
-// elasticStepFor: a StatefulSet made before snapshots were asked lacks
-// the snapshots template, which cannot be added in place
-// (volumeClaimTemplates are immutable): it is recreated, its volumes
-// retained first.
-func elasticStepFor(s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) elasticStep {
-	switch {
-	case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) != nil:
-		return elasticApply
-	case sts.DeletionTimestamp != nil:
-		return elasticRecreate
-	case volumesHeld(sts, claims) != "":
-		return elasticRetain
-	}
-	return elasticRecreate
-}
-
-// volumesHeld says why deleting the StatefulSet now could delete one of its
-// volumes, or "" when it cannot: its policy is Retain, the StatefulSet
-// controller has seen that spec, and no claim of ours is owned by it any
-// more (the controller removes that ownerReference only for a pod that is
-// Pending, or Running and Ready; the garbage collector would delete a claim
-// that still has it).
-func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) string {
-	if !retained(sts) {
-		return "its volumes are set to Retain first"
-	}
-	if sts.Status.ObservedGeneration < sts.Generation {
-		return "waiting for the StatefulSet controller to see the Retain policy"
-	}
-	for _, name := range slices.Sorted(maps.Keys(claims)) {
-		for _, ref := range claims[name].OwnerReferences {
-			if ref.UID == sts.UID && sts.UID != "" {
-				return fmt.Sprintf("waiting for the StatefulSet controller to release PersistentVolumeClaim %s (it does once Elasticsearch's pod is Pending or ready; "+
-					"or remove its ownerReference by hand: kubectl patch pvc %s --type json -p '[{\"op\":\"remove\",\"path\":\"/metadata/ownerReferences\"}]')", name, name)
-			}
-		}
-	}
-	return ""
 }
 
 // snapshotsStatus reports the snapshot volume and the CronJob's last runs.

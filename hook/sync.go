@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -99,49 +98,8 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	in := statusInput{url: s.publicURL, external: s.elastic.external(), crawler: s.crawler, notes: s.notes}
 
 	children := []Child{makeSecret(n, secret)}
-	sts := obs.StatefulSets[n.elastic]
 	claims := byName(rel.Claims)
-	switch {
-	case !s.elastic.external():
-		children = append(children, makeService(n, n.elastic, componentElastic, elasticPort))
-		switch elasticStepFor(s, sts, claims) {
-		case elasticApply:
-			answered := makeElasticStatefulSet(n, s, sts, false, claims[n.dataClaim()])
-			children = append(children, answered)
-			if s.snapshots != nil {
-				// Only with the volume the snapshots are written to.
-				children = append(children, makeSnapshotsCronJob(n, s, cmp.Or(env.Image, DefaultHookImage)))
-			}
-			in.snapshotsClaim = snapshotsClaimOf(n, answered)
-		case elasticRetain:
-			children = append(children, makeElasticStatefulSet(n, s, sts, true, nil))
-			in.retaining = volumesHeld(sts, claims)
-			in.recreating = true
-		case elasticRecreate:
-			// Left out: deleted, its volumes retained.
-			in.recreating = true
-		}
-		in.storage = storageStatus(n, s, sts, claims[n.dataClaim()])
-		if sts != nil {
-			in.specErrors = append(in.specErrors, storageChange(parent.Metadata.Namespace, n, s, sts, claims)...)
-		}
-	case sts != nil && volumesHeld(sts, claims) != "":
-		// Leaving managed Elasticsearch: its volume must be set to Retain,
-		// and released, before the StatefulSet goes, whatever
-		// deleteDataOnDelete says.
-		children = append(children, makeElasticStatefulSet(n, s, sts, true, nil))
-		in.retaining = volumesHeld(sts, claims)
-	}
-	if s.snapshots != nil && s.elastic.external() {
-		in.specErrors = append(in.specErrors, &fieldError{ReasonSnapshotsNeedManagedElasticsearch, "elasticsearch.snapshots",
-			"is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
-	}
-	switch {
-	case s.snapshots == nil:
-		in.snapshotsOff, in.snapshotsOffMessage = reasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
-	case s.elastic.external():
-		in.snapshotsOff, in.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
-	}
+	children = append(children, elasticChildren(parent.Metadata.Namespace, n, s, obs, claims, env, &in)...)
 	in.claims = claims
 	children = append(children, makeService(n, n.api, componentAPI, apiPort))
 	if s.ingress != nil {

@@ -1,0 +1,117 @@
+package hook
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// elasticChildren are Elasticsearch's children (its Service, its
+// StatefulSet, the snapshot CronJob), as far as this answer goes: a
+// StatefulSet that must be recreated, or released before it goes, moves one
+// step per sync. What the status needs of them goes into in.
+func elasticChildren(namespace string, n names, s settings, obs Children, claims map[string]*corev1.PersistentVolumeClaim, env Env, in *statusInput) []Child {
+	var out []Child
+	sts := obs.StatefulSets[n.elastic]
+	switch {
+	case !s.elastic.external():
+		out = append(out, makeService(n, n.elastic, componentElastic, elasticPort))
+		switch elasticStepFor(s, sts, claims) {
+		case elasticApply:
+			answered := makeElasticStatefulSet(n, s, sts, false, claims[n.dataClaim()])
+			out = append(out, answered)
+			if s.snapshots != nil {
+				// Only with the volume the snapshots are written to.
+				out = append(out, makeSnapshotsCronJob(n, s, cmp.Or(env.Image, DefaultHookImage)))
+			}
+			in.snapshotsClaim = snapshotsClaimOf(n, answered)
+		case elasticRetain:
+			out = append(out, makeElasticStatefulSet(n, s, sts, true, nil))
+			in.retaining = volumesHeld(sts, claims)
+			in.recreating = true
+		case elasticRecreate:
+			// Left out: deleted, its volumes retained.
+			in.recreating = true
+		}
+		in.storage = storageStatus(n, s, sts, claims[n.dataClaim()])
+		if sts != nil {
+			in.specErrors = append(in.specErrors, storageChange(namespace, n, s, sts, claims)...)
+		}
+	case sts != nil && volumesHeld(sts, claims) != "":
+		// Leaving managed Elasticsearch: its volume must be set to Retain,
+		// and released, before the StatefulSet goes, whatever
+		// deleteDataOnDelete says.
+		out = append(out, makeElasticStatefulSet(n, s, sts, true, nil))
+		in.retaining = volumesHeld(sts, claims)
+	}
+	if s.snapshots != nil && s.elastic.external() {
+		in.specErrors = append(in.specErrors, &fieldError{ReasonSnapshotsNeedManagedElasticsearch, "elasticsearch.snapshots",
+			"is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+	}
+	switch {
+	case s.snapshots == nil:
+		in.snapshotsOff, in.snapshotsOffMessage = reasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
+	case s.elastic.external():
+		in.snapshotsOff, in.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
+	}
+	return out
+}
+
+// elasticStep is what becomes of Elasticsearch's StatefulSet in one answer.
+type elasticStep int
+
+const (
+	// elasticApply: answered, created or updated in place.
+	elasticApply elasticStep = iota
+	// elasticRetain: answered as it is but with the Retain policy, until
+	// the StatefulSet controller has released its volumes: it is about to go.
+	elasticRetain
+	// elasticRecreate: left out, so deleted, its volumes retained; the
+	// next sync makes it anew with the snapshots template, and the
+	// StatefulSet controller mounts the data claim again by its name.
+	elasticRecreate
+)
+
+// elasticStepFor: a StatefulSet made before snapshots were asked lacks
+// the snapshots template, which cannot be added in place
+// (volumeClaimTemplates are immutable): it is recreated, its volumes
+// retained first.
+func elasticStepFor(s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) elasticStep {
+	switch {
+	case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) != nil:
+		return elasticApply
+	case sts.DeletionTimestamp != nil:
+		return elasticRecreate
+	case volumesHeld(sts, claims) != "":
+		return elasticRetain
+	}
+	return elasticRecreate
+}
+
+// volumesHeld says why deleting the StatefulSet now could delete one of its
+// volumes, or "" when it cannot: its policy is Retain, the StatefulSet
+// controller has seen that spec, and no claim of ours is owned by it any
+// more (the controller removes that ownerReference only for a pod that is
+// Pending, or Running and Ready; the garbage collector would delete a claim
+// that still has it).
+func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) string {
+	if !retained(sts) {
+		return "its volumes are set to Retain first"
+	}
+	if sts.Status.ObservedGeneration < sts.Generation {
+		return "waiting for the StatefulSet controller to see the Retain policy"
+	}
+	for _, name := range slices.Sorted(maps.Keys(claims)) {
+		for _, ref := range claims[name].OwnerReferences {
+			if ref.UID == sts.UID && sts.UID != "" {
+				return fmt.Sprintf("waiting for the StatefulSet controller to release PersistentVolumeClaim %s (it does once Elasticsearch's pod is Pending or ready; "+
+					"or remove its ownerReference by hand: kubectl patch pvc %s --type json -p '[{\"op\":\"remove\",\"path\":\"/metadata/ownerReferences\"}]')", name, name)
+			}
+		}
+	}
+	return ""
+}

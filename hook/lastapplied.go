@@ -3,6 +3,9 @@ package hook
 import (
 	"encoding/json"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,4 +128,27 @@ func asMap(obj metav1.Object) (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
+}
+
+// heldByPods lists the observed children that read the config or run the
+// Monocle image: the API and the crawler, their ConfigMaps, and the
+// update-idents Jobs.
+func heldByPods(n names, obs Children) []observedChild {
+	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}, Jobs: map[string]*batchv1.Job{}}
+	for name, cm := range obs.ConfigMaps {
+		if name == n.api || strings.HasPrefix(name, n.mountedConfigPrefix()) {
+			held.ConfigMaps[name] = cm
+		}
+	}
+	for _, name := range []string{n.api, n.crawler} {
+		if d := obs.Deployments[name]; d != nil {
+			held.Deployments[name] = d
+		}
+	}
+	for name, job := range obs.Jobs {
+		if strings.HasPrefix(name, n.updateIdentsPrefix()) {
+			held.Jobs[name] = job
+		}
+	}
+	return held.all()
 }

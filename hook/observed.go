@@ -1,6 +1,7 @@
 package hook
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"maps"
 	"slices"
 
@@ -73,4 +74,35 @@ func sortedObjects[T any, P interface {
 		out = append(out, m[name])
 	}
 	return out
+}
+
+// apiRuns: the API has rolled out the pods that mount config, and one at
+// least is available.
+func apiRuns(d *appsv1.Deployment, config string) bool {
+	return deploymentReady(d) && d.Status.AvailableReplicas > 0 && mountedConfigOf(d) == config
+}
+
+// mountedConfigOf is the ConfigMap a Monocle workload mounts.
+func mountedConfigOf(d *appsv1.Deployment) string {
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "config" && v.ConfigMap != nil {
+			return v.ConfigMap.Name
+		}
+	}
+	return ""
+}
+
+// observedPublicURL is the public URL the API runs with.
+func observedPublicURL(d *appsv1.Deployment) string {
+	if d == nil {
+		return ""
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == "MONOCLE_PUBLIC_URL" {
+				return e.Value
+			}
+		}
+	}
+	return ""
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // secretData keeps every observed key of the generated Secret (an admin's
@@ -80,4 +82,35 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 		}
 		return false
 	}
+}
+
+// podSecrets gathers the data of the Secrets the Monocle pods read: env,
+// those in their environment whole, in envFrom order; hashed, those and the
+// Elasticsearch URL's key, whose change rolls the pods. A named Secret that
+// is not there is reported (missing, and the pods wait for it, as the
+// kubelet makes them); an https URL holds the pods as they are.
+func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
+	env = []map[string][]byte{generated}
+	relSecrets := byName(rel.Secrets)
+	if s.secret != "" {
+		if sec := relSecrets[s.secret]; sec == nil {
+			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %q, which does not exist", s.secret)})
+		} else {
+			env = append(env, sec.Data)
+		}
+	}
+	hashed = env
+	if ref := s.elastic.urlSecret; ref != nil {
+		sec := relSecrets[ref.Name]
+		switch {
+		case sec == nil || sec.Data[ref.Key] == nil:
+			missing = append(missing, &fieldError{ReasonReferenceNotFound, "elasticsearch.urlSecretRef", fmt.Sprintf("names key %q of Secret %q, which does not exist", ref.Key, ref.Name)})
+		case !strings.HasPrefix(string(sec.Data[ref.Key]), "http://"):
+			// Never quote the value: it may hold credentials.
+			hold = &fieldError{ReasonInvalidElasticsearchURL, "elasticsearch.urlSecretRef", fmt.Sprintf("key %q of Secret %q is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", ref.Key, ref.Name)}
+		default:
+			hashed = append(slices.Clip(env), map[string][]byte{ref.Key: sec.Data[ref.Key]})
+		}
+	}
+	return env, hashed, missing, hold
 }

@@ -4,13 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -152,89 +147,4 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	}
 	in.job, in.jobName = job, n.updateIdentsJob(cfg.idents)
 	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
-}
-
-// podSecrets gathers the data of the Secrets the Monocle pods read: env,
-// those in their environment whole, in envFrom order; hashed, those and the
-// Elasticsearch URL's key, whose change rolls the pods. A named Secret that
-// is not there is reported (missing, and the pods wait for it, as the
-// kubelet makes them); an https URL holds the pods as they are.
-func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
-	env = []map[string][]byte{generated}
-	relSecrets := byName(rel.Secrets)
-	if s.secret != "" {
-		if sec := relSecrets[s.secret]; sec == nil {
-			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %q, which does not exist", s.secret)})
-		} else {
-			env = append(env, sec.Data)
-		}
-	}
-	hashed = env
-	if ref := s.elastic.urlSecret; ref != nil {
-		sec := relSecrets[ref.Name]
-		switch {
-		case sec == nil || sec.Data[ref.Key] == nil:
-			missing = append(missing, &fieldError{ReasonReferenceNotFound, "elasticsearch.urlSecretRef", fmt.Sprintf("names key %q of Secret %q, which does not exist", ref.Key, ref.Name)})
-		case !strings.HasPrefix(string(sec.Data[ref.Key]), "http://"):
-			// Never quote the value: it may hold credentials.
-			hold = &fieldError{ReasonInvalidElasticsearchURL, "elasticsearch.urlSecretRef", fmt.Sprintf("key %q of Secret %q is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", ref.Key, ref.Name)}
-		default:
-			hashed = append(slices.Clip(env), map[string][]byte{ref.Key: sec.Data[ref.Key]})
-		}
-	}
-	return env, hashed, missing, hold
-}
-
-// heldByPods lists the observed children that read the config or run the
-// Monocle image: the API and the crawler, their ConfigMaps, and the
-// update-idents Jobs.
-func heldByPods(n names, obs Children) []observedChild {
-	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}, Jobs: map[string]*batchv1.Job{}}
-	for name, cm := range obs.ConfigMaps {
-		if name == n.api || strings.HasPrefix(name, n.mountedConfigPrefix()) {
-			held.ConfigMaps[name] = cm
-		}
-	}
-	for _, name := range []string{n.api, n.crawler} {
-		if d := obs.Deployments[name]; d != nil {
-			held.Deployments[name] = d
-		}
-	}
-	for name, job := range obs.Jobs {
-		if strings.HasPrefix(name, n.updateIdentsPrefix()) {
-			held.Jobs[name] = job
-		}
-	}
-	return held.all()
-}
-
-// apiRuns: the API has rolled out the pods that mount config, and one at
-// least is available.
-func apiRuns(d *appsv1.Deployment, config string) bool {
-	return deploymentReady(d) && d.Status.AvailableReplicas > 0 && mountedConfigOf(d) == config
-}
-
-// mountedConfigOf is the ConfigMap a Monocle workload mounts.
-func mountedConfigOf(d *appsv1.Deployment) string {
-	for _, v := range d.Spec.Template.Spec.Volumes {
-		if v.Name == "config" && v.ConfigMap != nil {
-			return v.ConfigMap.Name
-		}
-	}
-	return ""
-}
-
-// observedPublicURL is the public URL the API runs with.
-func observedPublicURL(d *appsv1.Deployment) string {
-	if d == nil {
-		return ""
-	}
-	for _, c := range d.Spec.Template.Spec.Containers {
-		for _, e := range c.Env {
-			if e.Name == "MONOCLE_PUBLIC_URL" {
-				return e.Value
-			}
-		}
-	}
-	return ""
 }

@@ -52,11 +52,14 @@ func syncCost(req *SyncRequest) int64 {
 	// A spec that does not decode parses no config.
 	_ = json.Unmarshal(req.Parent.Spec, &spec)
 	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
-	for _, m := range []map[string]*corev1.ConfigMap{req.Related.ConfigMaps, req.Children.ConfigMaps} {
-		for _, cm := range m {
-			if cm != nil {
-				cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))
-			}
+	// The generated ConfigMap is a source; the mounted copies are not.
+	candidates := []*corev1.ConfigMap{observe(req.Children).ConfigMaps[namesFor(req.Parent.Metadata.Name).api]}
+	for _, cm := range req.Related.ConfigMaps {
+		candidates = append(candidates, cm)
+	}
+	for _, cm := range candidates {
+		if cm != nil {
+			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))
 		}
 	}
 	return requestCost + cost

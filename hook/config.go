@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -63,7 +64,7 @@ func configSource(n names, s settings, generated map[string]string, rel Related)
 // The config, JSON-escaped as Metacontroller's encoding/json escapes it
 // ("\n", "\u003c" for "<", ...), gets all of it but 1 KiB, left for the
 // rest of its ConfigMap (names, labels, keys).
-const MaxConfigJSON = 255 << 10
+const MaxConfigJSON = monocleconfig.MaxBytes
 
 // validateConfig checks a config.yaml exactly as Monocle's loader would at
 // start, with env the environment variables the pods get. It is first
@@ -111,14 +112,38 @@ func configFits(text string) error {
 	if len(text) > MaxConfigJSON {
 		return fmt.Errorf("%s is %d bytes, over the %d bytes Metacontroller can apply", configFile, len(text), MaxConfigJSON)
 	}
-	encoded, err := json.Marshal(text)
-	if err != nil {
-		return err
-	}
-	if n := len(encoded) - 2; n > MaxConfigJSON {
+	if n := jsonEscapedLen(text); n > MaxConfigJSON {
 		return fmt.Errorf("%s is %d bytes once JSON-escaped (as Metacontroller stores it), over the %d bytes it can apply", configFile, n, MaxConfigJSON)
 	}
 	return nil
+}
+
+// jsonEscapedLen is the length of s in a JSON string, quotes left out, as
+// encoding/json escapes it (HTML characters too), counted without encoding.
+func jsonEscapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6 // \u00XX
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6 // \ufffd, \u2028, \u2029
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // hashData hashes a string or byte map in key order, for pod template

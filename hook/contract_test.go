@@ -2,6 +2,7 @@ package hook
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -266,5 +267,75 @@ func TestConfigSizeBound(t *testing.T) {
 				t.Errorf("SpecApplied %s %.120s", c.Reason, c.Message)
 			}
 		})
+	}
+}
+
+// jsonEscapedLen counts what encoding/json writes, for every byte value and
+// the characters it escapes specially.
+func TestJSONEscapedLen(t *testing.T) {
+	inputs := []string{"", "plain", "a\"b\\c", "<script>&", "\u2028\u2029", "é中😀", "\xff\xfe", "\x00\x01\x1f\b\f\n\r\t"}
+	for b := range 256 {
+		inputs = append(inputs, string([]byte{byte(b)}), "x"+string([]byte{byte(b)})+"é")
+	}
+	for _, s := range inputs {
+		encoded, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonEscapedLen(s), len(encoded)-2; got != want {
+			t.Errorf("jsonEscapedLen(%q) = %d, encoding/json writes %d", s, got, want)
+		}
+	}
+}
+
+// An earlier mounted config stays while pods may mount it: the Deployments
+// rolling out, or an update-idents Job still running; then it goes.
+func TestEarlierMountedConfigStaysWhilePodsNeedIt(t *testing.T) {
+	n := namesFor("monocle-sample")
+	earlier := n.mountedConfig(mustValidConfig(t, defaultConfig).hash)
+	const edited = "workspaces:\n  - name: demo\n    crawlers: []\n# edited\n"
+	c := converged(t)
+	c.children["ConfigMap.v1"]["monocle-sample-api"]["data"].(map[string]any)[configFile] = edited
+	c.apply(t, syncJSON(t, c.request(t)))
+	if c.children["ConfigMap.v1"][earlier] == nil {
+		t.Fatal("the earlier config went with the Deployments still mounting it")
+	}
+	c.apply(t, syncJSON(t, c.request(t))) // rolling out: not ready
+	if c.children["ConfigMap.v1"][earlier] == nil {
+		t.Fatal("the earlier config went while the Deployments roll out")
+	}
+	// A running Job still mounts it.
+	for _, job := range c.children["Job.batch/v1"] {
+		job["status"] = map[string]any{"active": 1}
+	}
+	c.markReady()
+	for _, job := range c.children["Job.batch/v1"] {
+		job["status"] = map[string]any{"active": 1}
+	}
+	c.apply(t, syncJSON(t, c.request(t)))
+	if c.children["ConfigMap.v1"][earlier] == nil {
+		t.Fatal("the earlier config went under a running Job")
+	}
+	c.markReady() // the Job completes
+	_, _, deleted := c.apply(t, syncJSON(t, c.request(t)))
+	if c.children["ConfigMap.v1"][earlier] != nil || !slices.Contains(deleted, "ConfigMap.v1/"+earlier) {
+		t.Errorf("the earlier config stays once nothing mounts it (deleted %v)", deleted)
+	}
+}
+
+// A refused config is the reason SpecApplied gives, whatever else is
+// wrong, and the status says what the held pods run.
+func TestRefusedConfigIsTheReason(t *testing.T) {
+	req := steady(t, withSpec(t, `{"publicURL":"http://new.example.com","secretRef":{"name":"missing"},"config":"workspaces:\n  - name: my team\n    crawlers: []\n"}`))
+	a := decodeAnswer(t, syncJSON(t, req))
+	c := a.Status.Condition(ConditionSpecApplied)
+	if c.Reason != ReasonConfigInvalid || !strings.Contains(c.Message, "spec.secretRef.name") {
+		t.Errorf("SpecApplied %s: %s", c.Reason, c.Message)
+	}
+	if a.Status.Refused() == nil {
+		t.Error("not counted as refused")
+	}
+	if a.Status.URL != "http://localhost:8090" {
+		t.Errorf("status.url %q, want the URL the held API runs with", a.Status.URL)
 	}
 }

@@ -152,3 +152,32 @@ func heldByPods(n names, obs Children) []observedChild {
 	}
 	return held.all()
 }
+
+// stillMounted lists the observed mounted-config ConfigMaps other than
+// current that pods may still mount: the one an API or crawler Deployment
+// mounts; every one while either rolls out (its old pods mount an earlier
+// one, and may come back); the one an update-idents Job not yet finished
+// mounts (its template is immutable). Left out, they would be deleted
+// under the pods that need them.
+func stillMounted(n names, obs Children, current string) []observedChild {
+	keep := map[string]bool{}
+	rolling := false
+	for _, name := range []string{n.api, n.crawler} {
+		if d := obs.Deployments[name]; d != nil {
+			keep[mountedConfigOf(d)] = true
+			rolling = rolling || !deploymentReady(d)
+		}
+	}
+	for _, job := range obs.Jobs {
+		if !jobCondition(job, batchv1.JobComplete) && !jobCondition(job, batchv1.JobFailed) {
+			keep[volumeConfigMap(job.Spec.Template.Spec.Volumes)] = true
+		}
+	}
+	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}}
+	for name, cm := range obs.ConfigMaps {
+		if name != current && strings.HasPrefix(name, n.mountedConfigPrefix()) && (rolling || keep[name]) {
+			held.ConfigMaps[name] = cm
+		}
+	}
+	return held.all()
+}

@@ -2,6 +2,7 @@ package hook
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"maps"
 	"slices"
 
@@ -84,7 +85,12 @@ func apiRuns(d *appsv1.Deployment, config string) bool {
 
 // mountedConfigOf is the ConfigMap a Monocle workload mounts.
 func mountedConfigOf(d *appsv1.Deployment) string {
-	for _, v := range d.Spec.Template.Spec.Volumes {
+	return volumeConfigMap(d.Spec.Template.Spec.Volumes)
+}
+
+// volumeConfigMap is the ConfigMap of the "config" volume.
+func volumeConfigMap(volumes []corev1.Volume) string {
+	for _, v := range volumes {
 		if v.Name == "config" && v.ConfigMap != nil {
 			return v.ConfigMap.Name
 		}

@@ -114,8 +114,11 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		}
 	}
 	if hold != nil {
-		in.specErrors = append(in.specErrors, hold)
+		// First: the reason of SpecApplied, which render and the metric read.
+		in.specErrors = append([]*fieldError{hold}, in.specErrors...)
 		in.configError = hold
+		// The pods are held: the status says what they run.
+		in.url, in.crawler = observedPublicURL(obs.Deployments[n.api]), s.crawler || obs.Deployments[n.crawler] != nil
 		held, err := lastApplied(heldByPods(n, obs))
 		if err != nil {
 			return nil, err
@@ -134,6 +137,12 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		makeConfigMap(n, generated),
 		makeMountedConfigMap(n, cfg),
 		makeAPIDeployment(n, s, r))
+	// Earlier mounted configs stay while pods may still mount them.
+	earlier, err := lastApplied(stillMounted(n, obs, mounted))
+	if err != nil {
+		return nil, err
+	}
+	children = append(children, earlier...)
 	if s.crawler {
 		children = append(children, makeCrawlerDeployment(n, s, r, obs.Deployments[n.crawler]))
 	}

@@ -221,7 +221,10 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 	newMount := func(config string) []string {
 		return []string{
 			"ConfigMap/monocle-sample-api data.config.yaml",
-			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, defaultConfig).hash) + " (removed)",
+			// The earlier mount stays while the pods roll (answered as
+			// last applied, which holds what Metacontroller added).
+			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, defaultConfig).hash) + " metadata.labels.controller-uid",
+			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, defaultConfig).hash) + " metadata.namespace",
 			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, config).hash) + " (added)",
 			"Deployment/monocle-sample-api spec.template.spec.volumes",
 			"Deployment/monocle-sample-crawler spec.template.spec.volumes",

@@ -50,9 +50,11 @@ type Limits struct {
 	MaxDepth int
 }
 
-// MaxBytes is the largest config Parse reads.
-// TODO(lead): set to the size Metacontroller can apply, once measured.
-const MaxBytes = 256 << 10
+// MaxBytes is the largest config Parse reads: 255 KiB, what Metacontroller
+// can apply (the hook holds a config to it JSON-escaped, hook.MaxConfigJSON,
+// the last-applied annotation's 256 KiB less 1 KiB; measured on the API
+// server by e2e's TestConfigSizeBoundOnTheServer).
+const MaxBytes = 255 << 10
 
 // DefaultLimits are the limits Parse applies.
 //
@@ -60,7 +62,7 @@ const MaxBytes = 256 << 10
 // MaxBytes: yaml.v3 allocates at most about 270 bytes per node counted
 // before parsing. Allocated by Parse (go test -v -run TestParseCost), on the
 // largest config of each shape within the limits, and on the config of the
-// shape of MaxBytes with MaxNodes (131072) checked only after yaml.v3 had
+// shape of MaxBytes with the earlier MaxNodes (131072) checked only after yaml.v3 had
 // built its graph:
 //
 //	shape                              largest within: bytes counted allocated   before, MaxBytes

@@ -69,7 +69,7 @@ func TestLimits(t *testing.T) {
 		"alias bomb": {
 			data:    aliasBomb(),
 			limits:  DefaultLimits,
-			problem: "the YAML expands to more than 1048576 bytes of text",
+			problem: fmt.Sprintf("the YAML expands to more than %d bytes of text", DefaultLimits.MaxExpandedBytes),
 		},
 		"nine levels of aliases of aliases": {
 			data:    laughs(9),

@@ -1,0 +1,1101 @@
+// converge measures how long the real Metacontroller, calling this hook,
+// takes to create the children of N Monocles in M namespaces, next to the
+// time the same objects take when created directly (the floor), on the real
+// etcd + kube-apiserver the e2e tests run. `make converge` runs it; see
+// BENCHMARKS.md for the figures and what they mean.
+//
+// Every run starts from nothing: a fresh control plane (envtest, from
+// KUBEBUILDER_ASSETS) with the Monocle CRD, Metacontroller's CRDs and the
+// CompositeController of metacontroller/compositecontroller.yaml, its hook
+// URLs pointed at bin/monocle-hook listening on 127.0.0.1. Then:
+//
+//  1. The floor. For N Monocles spread over M namespaces of their own (the
+//     Monocles themselves are never created), the running hook is asked for
+//     the children of a new Monocle; each gets what Metacontroller adds when
+//     it creates a child (namespace, controller-uid label, last-applied
+//     annotation, controller ownerReference); then -clients parallel clients
+//     with no rate limit create them all. This is what the API server takes
+//     to store the same objects, with no controller in the way.
+//  2. Metacontroller starts, with -mc-flags after the few this program sets
+//     (kubeconfig, loopback-only metrics and health addresses). A warm-up
+//     Monocle is applied and awaited: caches synced, the hook answering.
+//  3. Convergence. N Monocles are created in M other namespaces by the same
+//     parallel clients; watches, started before, time the moment every
+//     Monocle has all its children and the moment every Monocle's status
+//     is written (status.observedGeneration = metadata.generation). A
+//     listing then checks that every Monocle has every child.
+//  4. The quiet window. The resourceVersions of every child and Monocle are
+//     listed, and listed again -quiet later: any change is a rewrite.
+//     Metacontroller's in-place updates are counted from its log ("Updating",
+//     logged at info level for each InPlace update), while converging and
+//     in the window.
+//  5. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
+//     etcd, and the CPU seconds each spent converging.
+//
+// kube-controller-manager is not started: its controllers would create Pods
+// and ReplicaSets and write the children's status, which is load and
+// rewrites of their own, not Metacontroller's or the hook's.
+//
+// Every client, Metacontroller's included, is a system:masters user, so API
+// Priority and Fairness exempts all of them alike: the floor and
+// Metacontroller meet the same API server.
+//
+// Only 127.0.0.1 is ever contacted. The exit status is 1 when a run could
+// not be set up or did not converge within -timeout; a missed target is
+// reported, not an exit status.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+)
+
+// The issue's targets, checked on the medians.
+const (
+	targetFloorRatio = 1.1 // children in place within 1.1 x the floor
+)
+
+type options struct {
+	metacontroller string
+	mcFlags        []string
+	hook           string
+	assets         string
+	crds           []string
+	controller     string
+	monocles       int
+	namespaces     int
+	runs           int
+	clients        int
+	quiet          time.Duration
+	timeout        time.Duration
+	workdir        string
+}
+
+func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "converge:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() error {
+	var o options
+	var mcFlags, crds string
+	flag.StringVar(&o.metacontroller, "metacontroller", os.Getenv("METACONTROLLER"), "the Metacontroller v4.17.2 binary (built from its source; see the README)")
+	flag.StringVar(&mcFlags, "mc-flags", "", "Metacontroller's flags, space-separated (e.g. \"--client-go-qps=200 --client-go-burst=400 --workers=20\"); empty: its defaults")
+	flag.StringVar(&o.hook, "hook", "bin/monocle-hook", "the hook binary (make build)")
+	flag.StringVar(&o.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "the folder with etcd and kube-apiserver (tools/assets.sh)")
+	flag.StringVar(&crds, "crds", "crd/monocle.yaml,e2e/testdata/metacontroller-crds-v1.yaml", "CRD files to install, comma-separated")
+	flag.StringVar(&o.controller, "controller", "metacontroller/compositecontroller.yaml", "the CompositeController (its hook URLs are replaced by the local hook's)")
+	flag.IntVar(&o.monocles, "monocles", 50, "N: Monocles to create")
+	flag.IntVar(&o.namespaces, "namespaces", 10, "M: namespaces to spread them over")
+	flag.IntVar(&o.runs, "runs", 3, "runs, each on a fresh control plane; figures are their medians")
+	flag.IntVar(&o.clients, "clients", 10, "parallel clients that create the floor's objects and the Monocles")
+	flag.DurationVar(&o.quiet, "quiet", 30*time.Second, "the quiet window after convergence, in which no object should be written")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up on a run that has not converged after this long")
+	flag.StringVar(&o.workdir, "workdir", "", "where the processes' logs go (default: a new temporary folder)")
+	flag.Parse()
+	o.mcFlags = strings.Fields(mcFlags)
+	o.crds = strings.Split(crds, ",")
+
+	// Never a silent pass: no Metacontroller, no benchmark.
+	if o.metacontroller == "" {
+		return errors.New("no Metacontroller binary: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source as the README's Install step 1 says)")
+	}
+	for what, path := range map[string]string{"Metacontroller": o.metacontroller, "the hook (make build)": o.hook} {
+		if fi, err := os.Stat(path); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return fmt.Errorf("%s: %s is not an executable file", what, path)
+		}
+	}
+	if o.assets == "" {
+		return errors.New("KUBEBUILDER_ASSETS is not set; run: export KUBEBUILDER_ASSETS=$(tools/assets.sh)")
+	}
+	if o.monocles < 1 || o.namespaces < 1 || o.runs < 1 || o.clients < 1 {
+		return errors.New("-monocles, -namespaces, -runs and -clients must be at least 1")
+	}
+	if o.workdir == "" {
+		dir, err := os.MkdirTemp("", "converge-")
+		if err != nil {
+			return err
+		}
+		o.workdir = dir
+	}
+	// envtest and controller-runtime log through this; they say little.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+
+	flags := strings.Join(o.mcFlags, " ")
+	if flags == "" {
+		flags = "(defaults)"
+	}
+	fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s; logs in %s\n",
+		o.monocles, o.namespaces, o.runs, flags, o.workdir)
+	var results []result
+	for i := 1; i <= o.runs; i++ {
+		r, err := runOnce(o, i)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		fmt.Printf("run %d: %s\n", i, r)
+		results = append(results, r)
+	}
+	summarize(o, flags, results)
+	return nil
+}
+
+// result is what one run measured.
+type result struct {
+	perMonocle        int           // children the hook answers for a new Monocle
+	floorObjects      int           // objects the floor created
+	clients           int           // ... with this many parallel clients
+	floor             time.Duration // the floor's objects, created directly
+	children          time.Duration // from the first Monocle's create to its last child
+	status            time.Duration // ... to the last status written
+	updatesConverging int           // Metacontroller's in-place updates while converging
+	updatesQuiet      int           // ... in the quiet window
+	rewrittenChildren int           // children whose resourceVersion moved in the quiet window
+	rewrittenParents  int           // Monocles whose resourceVersion moved in the quiet window
+	syncsConverging   float64       // the hook's sync requests while converging
+	syncsQuiet        float64       // ... in the quiet window
+	mcErrors          int           // Metacontroller's error log lines
+	hwm               map[string]int64
+	cpu               map[string]time.Duration // CPU time spent converging
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s; "+
+		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
+		"hook syncs %.0f converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s",
+		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(),
+		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
+		r.syncsConverging, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu))
+}
+
+var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd"}
+
+func formatMiB(m map[string]int64) string {
+	var parts []string
+	for _, name := range processNames {
+		parts = append(parts, fmt.Sprintf("%s %.0f MiB", name, float64(m[name])/(1<<20)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatCPU(m map[string]time.Duration) string {
+	var parts []string
+	for _, name := range processNames {
+		parts = append(parts, fmt.Sprintf("%s %.1f s", name, m[name].Seconds()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// A run's names: the Monocles under test, the floor's namespaces, the
+// warm-up Monocle.
+const (
+	convergePrefix = "conv-"
+	floorPrefix    = "floor-"
+	warmupNS       = "warmup"
+)
+
+func monocleName(i int) string { return fmt.Sprintf("m%04d", i) }
+
+func runOnce(o options, run int) (res result, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(o.workdir, fmt.Sprintf("n%d-run%d", o.monocles, run))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, err
+	}
+
+	// The control plane, as e2e/main_test.go starts it.
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: o.assets,
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: o.crds, ErrorIfPathMissing: true},
+	}
+	// envtest's default Service range is a /24: 254 ClusterIPs, fewer than
+	// the Services of 200 Monocles (two each).
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		return res, fmt.Errorf("starting the control plane: %w", err)
+	}
+	defer func() {
+		if stopErr := env.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("stopping the control plane: %w", stopErr)
+		}
+	}()
+	// Our clients have no client-side rate limit: the floor is the API
+	// server's, not client-go's.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+
+	// The hook.
+	hookAddr, err := freeLoopbackAddress()
+	if err != nil {
+		return res, err
+	}
+	hook, err := startProcess(filepath.Join(dir, "hook.log"), o.hook, "--listen", hookAddr)
+	if err != nil {
+		return res, err
+	}
+	defer hook.stop()
+	if err := waitHealthy(ctx, hook, "http://"+hookAddr+"/healthz"); err != nil {
+		return res, fmt.Errorf("the hook: %w", err)
+	}
+
+	// The CompositeController, calling the local hook.
+	cc, err := compositeController(o.controller, "http://"+hookAddr)
+	if err != nil {
+		return res, err
+	}
+	ccGVR := schema.GroupVersionResource{Group: "metacontroller.k8s.io", Version: "v1alpha1", Resource: "compositecontrollers"}
+	if _, err := dyn.Resource(ccGVR).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
+		return res, fmt.Errorf("creating the CompositeController: %w", err)
+	}
+	parentGVR, parentKind, childGVRs, err := resourcesOf(cc, mapper)
+	if err != nil {
+		return res, err
+	}
+
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	var namespaces []string
+	for i := range o.namespaces {
+		namespaces = append(namespaces, fmt.Sprintf("%s%d", convergePrefix, i), fmt.Sprintf("%s%d", floorPrefix, i))
+	}
+	for _, ns := range append(namespaces, warmupNS) {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+		if _, err := dyn.Resource(nsGVR).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			return res, err
+		}
+	}
+
+	// 1. The floor.
+	hookClient := &http.Client{Timeout: 10 * time.Second}
+	var floorObjects []*unstructured.Unstructured
+	for i := range o.monocles {
+		parent := newMonocle(parentGVR, parentKind, fmt.Sprintf("%s%d", floorPrefix, i%o.namespaces), monocleName(i))
+		parent.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
+		parent.SetGeneration(1)
+		children, err := askHook(ctx, hookClient, "http://"+hookAddr+"/sync", parent)
+		if err != nil {
+			return res, fmt.Errorf("rendering the floor's objects: %w", err)
+		}
+		if res.perMonocle == 0 {
+			res.perMonocle = len(children)
+		}
+		for _, child := range children {
+			floorObjects = append(floorObjects, asMetacontrollerCreates(child, parent))
+		}
+	}
+	floorGVRs := make([]schema.GroupVersionResource, len(floorObjects))
+	for i, obj := range floorObjects {
+		m, err := mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+		if err != nil {
+			return res, err
+		}
+		floorGVRs[i] = m.Resource
+	}
+	start := time.Now()
+	if err := parallel(ctx, o.clients, len(floorObjects), func(ctx context.Context, i int) error {
+		obj := floorObjects[i]
+		_, err := dyn.Resource(floorGVRs[i]).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("the floor: %w", err)
+	}
+	res.floor = time.Since(start)
+	res.floorObjects, res.clients = len(floorObjects), o.clients
+
+	// 2. Metacontroller, on loopback only, and a warm-up Monocle.
+	kubeconfig, err := adminKubeconfig(env, dir)
+	if err != nil {
+		return res, err
+	}
+	metricsAddr, err := freeLoopbackAddress()
+	if err != nil {
+		return res, err
+	}
+	healthAddr, err := freeLoopbackAddress()
+	if err != nil {
+		return res, err
+	}
+	mcLog := filepath.Join(dir, "metacontroller.log")
+	mcArgs := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--metrics-address=" + metricsAddr,
+		"--health-probe-bind-address=" + healthAddr,
+		"--pprof-address=0",
+	}, o.mcFlags...)
+	mc, err := startProcess(mcLog, o.metacontroller, mcArgs...)
+	if err != nil {
+		return res, err
+	}
+	defer mc.stop()
+	if err := waitHealthy(ctx, mc, "http://"+healthAddr+"/healthz"); err != nil {
+		return res, fmt.Errorf("Metacontroller: %w", err)
+	}
+
+	tr := newTracker(o.monocles, res.perMonocle)
+	informers := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	for _, gvr := range childGVRs {
+		if _, err := informers.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { tr.childSeen(gvr.Resource, obj) },
+		}); err != nil {
+			return res, err
+		}
+	}
+	if _, err := informers.ForResource(parentGVR).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    tr.parentSeen,
+		UpdateFunc: func(_, obj any) { tr.parentSeen(obj) },
+	}); err != nil {
+		return res, err
+	}
+	informers.Start(ctx.Done())
+	for gvr, ok := range informers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return res, fmt.Errorf("watching %s never synced", gvr)
+		}
+	}
+
+	warmup := newMonocle(parentGVR, parentKind, warmupNS, "warmup")
+	if _, err := dyn.Resource(parentGVR).Namespace(warmupNS).Create(ctx, warmup, metav1.CreateOptions{}); err != nil {
+		return res, err
+	}
+	if err := waitFor(ctx, mc, 3*time.Minute, tr.warmedUp); err != nil {
+		return res, fmt.Errorf("the warm-up Monocle never got its %d children and status: %w", res.perMonocle, err)
+	}
+
+	// 3. Convergence.
+	procs := map[string]int{"monocle-hook": hook.cmd.Process.Pid, "metacontroller": mc.cmd.Process.Pid}
+	for name, pid := range childrenByName() {
+		if _, ok := procs[name]; !ok && slices.Contains(processNames, name) {
+			procs[name] = pid
+		}
+	}
+	cpuBefore := cpuTimes(procs)
+	syncsBefore, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
+	if err != nil {
+		return res, err
+	}
+	updatesBefore, _, _, err := countLog(mcLog)
+	if err != nil {
+		return res, err
+	}
+	start = time.Now()
+	if err := parallel(ctx, o.clients, o.monocles, func(ctx context.Context, i int) error {
+		m := newMonocle(parentGVR, parentKind, fmt.Sprintf("%s%d", convergePrefix, i%o.namespaces), monocleName(i))
+		_, err := dyn.Resource(parentGVR).Namespace(m.GetNamespace()).Create(ctx, m, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("creating the Monocles: %w", err)
+	}
+	if err := waitFor(ctx, mc, o.timeout, tr.converged); err != nil {
+		children, statuses := tr.progress()
+		return res, fmt.Errorf("after %s, %d of %d Monocles have all their children and %d their status: %w",
+			time.Since(start).Round(time.Second), children, o.monocles, statuses, err)
+	}
+	res.children, res.status = tr.childrenDone.Sub(start), tr.statusDone.Sub(start)
+	cpuAfter := cpuTimes(procs)
+	res.cpu = map[string]time.Duration{}
+	for name := range procs {
+		res.cpu[name] = cpuAfter[name] - cpuBefore[name]
+	}
+	syncsConverged, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
+	if err != nil {
+		return res, err
+	}
+	updatesConverged, _, _, err := countLog(mcLog)
+	if err != nil {
+		return res, err
+	}
+	res.syncsConverging = syncsConverged - syncsBefore
+	res.updatesConverging = updatesConverged - updatesBefore
+
+	// The listing: every Monocle has every child, as the watches said.
+	before, err := snapshot(ctx, dyn, o, parentGVR, childGVRs, res.perMonocle)
+	if err != nil {
+		return res, err
+	}
+
+	// 4. The quiet window.
+	select {
+	case <-time.After(o.quiet):
+	case <-mc.done:
+		return res, fmt.Errorf("Metacontroller exited: %v (see %s)", mc.err, mcLog)
+	}
+	after, err := snapshot(ctx, dyn, o, parentGVR, childGVRs, res.perMonocle)
+	if err != nil {
+		return res, err
+	}
+	res.rewrittenChildren = changed(before.children, after.children)
+	res.rewrittenParents = changed(before.parents, after.parents)
+	syncsQuiet, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
+	if err != nil {
+		return res, err
+	}
+	res.syncsQuiet = syncsQuiet - syncsConverged
+	updatesQuiet, _, errorLines, err := countLog(mcLog)
+	if err != nil {
+		return res, err
+	}
+	res.updatesQuiet = updatesQuiet - updatesConverged
+	res.mcErrors = errorLines
+
+	// 5. Peak memory, before anything stops.
+	res.hwm = map[string]int64{}
+	for name, pid := range procs {
+		res.hwm[name] = procStatusBytes(pid, "VmHWM")
+	}
+	return res, nil
+}
+
+// freeLoopbackAddress returns 127.0.0.1:port for a port free right now.
+func freeLoopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// adminKubeconfig writes a kubeconfig for a system:masters user of env's
+// API server, which listens on 127.0.0.1.
+func adminKubeconfig(env *envtest.Environment, dir string) (string, error) {
+	user, err := env.AddUser(envtest.User{Name: "metacontroller", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, os.WriteFile(path, kc, 0o600)
+}
+
+// compositeController reads the CompositeController and points its
+// webhooks at base (http://127.0.0.1:port) instead of the in-cluster
+// Service, keeping their paths and timeouts.
+func compositeController(path, base string) (*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cc := &unstructured.Unstructured{Object: obj}
+	hooks, _, err := unstructured.NestedMap(obj, "spec", "hooks")
+	if err != nil || len(hooks) == 0 {
+		return nil, fmt.Errorf("%s: no spec.hooks", path)
+	}
+	for name := range hooks {
+		webhook, _, _ := unstructured.NestedMap(hooks, name, "webhook")
+		hookPath, _, _ := unstructured.NestedString(webhook, "path")
+		if hookPath == "" {
+			return nil, fmt.Errorf("%s: hook %s has no webhook path", path, name)
+		}
+		delete(webhook, "service")
+		delete(webhook, "path")
+		webhook["url"] = base + hookPath
+		if err := unstructured.SetNestedMap(obj, webhook, "spec", "hooks", name, "webhook"); err != nil {
+			return nil, err
+		}
+	}
+	return cc, nil
+}
+
+// resourcesOf reads the parent's and children's resources from the
+// CompositeController.
+func resourcesOf(cc *unstructured.Unstructured, mapper *restmapper.DeferredDiscoveryRESTMapper) (schema.GroupVersionResource, string, []schema.GroupVersionResource, error) {
+	gvrOf := func(m map[string]any) (schema.GroupVersionResource, error) {
+		apiVersion, _, _ := unstructured.NestedString(m, "apiVersion")
+		resource, _, _ := unstructured.NestedString(m, "resource")
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil || resource == "" {
+			return schema.GroupVersionResource{}, fmt.Errorf("the CompositeController names a resource without apiVersion or resource: %v", m)
+		}
+		return gv.WithResource(resource), nil
+	}
+	parentSpec, _, _ := unstructured.NestedMap(cc.Object, "spec", "parentResource")
+	parent, err := gvrOf(parentSpec)
+	if err != nil {
+		return parent, "", nil, err
+	}
+	kind, err := mapper.KindFor(parent)
+	if err != nil {
+		return parent, "", nil, err
+	}
+	childSpecs, _, _ := unstructured.NestedSlice(cc.Object, "spec", "childResources")
+	var children []schema.GroupVersionResource
+	for _, c := range childSpecs {
+		m, _ := c.(map[string]any)
+		gvr, err := gvrOf(m)
+		if err != nil {
+			return parent, "", nil, err
+		}
+		children = append(children, gvr)
+	}
+	return parent, kind.Kind, children, nil
+}
+
+// newMonocle is a default Monocle: the hook's defaults for every field.
+func newMonocle(gvr schema.GroupVersionResource, kind, namespace, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvr.GroupVersion().String(),
+		"kind":       kind,
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec":       map[string]any{},
+	}}
+}
+
+// askHook POSTs a sync request for parent, as a new Monocle with no
+// children, and returns the children answered.
+func askHook(ctx context.Context, client *http.Client, url string, parent *unstructured.Unstructured) ([]map[string]any, error) {
+	body, err := json.Marshal(map[string]any{"parent": parent.Object})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the hook answered %s: %s", resp.Status, answer)
+	}
+	var decoded struct {
+		Children []map[string]any `json:"children"`
+	}
+	if err := json.Unmarshal(answer, &decoded); err != nil {
+		return nil, err
+	}
+	if len(decoded.Children) == 0 {
+		return nil, errors.New("the hook answered no children")
+	}
+	return decoded.Children, nil
+}
+
+// asMetacontrollerCreates is child as Metacontroller v4.17.2 creates it
+// for parent (pkg/controller/composite/controller.go, then
+// pkg/controller/common/manage_children.go): the parent's namespace, the
+// controller-uid label of generateSelector, the last-applied annotation
+// holding the object as it was then, and the controller ownerReference.
+func asMetacontrollerCreates(child map[string]any, parent *unstructured.Unstructured) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: child}
+	obj.SetNamespace(parent.GetNamespace())
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["controller-uid"] = string(parent.GetUID())
+	obj.SetLabels(labels)
+	lastApplied, _ := json.Marshal(obj.Object)
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations["metacontroller.k8s.io/last-applied-configuration"] = string(lastApplied)
+	obj.SetAnnotations(annotations)
+	obj.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: parent.GetAPIVersion(), Kind: parent.GetKind(), Name: parent.GetName(), UID: parent.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}})
+	return obj
+}
+
+// parallel runs do(0..n-1) on `workers` goroutines, stopping at the first
+// error.
+func parallel(ctx context.Context, workers, n int, do func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// tracker follows, through watch events, which children each Monocle under
+// test has and whether its status was written.
+type tracker struct {
+	monocles, perMonocle int
+
+	mu                         sync.Mutex
+	children                   map[string]map[string]bool // Monocle namespace/name -> resource/name of its children
+	complete                   int                        // Monocles with all their children
+	withStatus                 map[string]bool
+	childrenDone, statusDone   time.Time
+	warmupChildren             int
+	warmupStatus               bool
+	convergedCh, warmedUpCh    chan struct{}
+	convergedOnce, warmedUpOne sync.Once
+}
+
+func newTracker(monocles, perMonocle int) *tracker {
+	return &tracker{
+		monocles: monocles, perMonocle: perMonocle,
+		children: map[string]map[string]bool{}, withStatus: map[string]bool{},
+		convergedCh: make(chan struct{}), warmedUpCh: make(chan struct{}),
+	}
+}
+
+func (t *tracker) converged() <-chan struct{} { return t.convergedCh }
+func (t *tracker) warmedUp() <-chan struct{}  { return t.warmedUpCh }
+
+func (t *tracker) progress() (children, statuses int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.complete, len(t.withStatus)
+}
+
+// childSeen counts a new child of a Monocle, named by its controller
+// ownerReference.
+func (t *tracker) childSeen(resource string, obj any) {
+	now := time.Now()
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	owner := metav1.GetControllerOfNoCopy(u)
+	if owner == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ns := u.GetNamespace()
+	switch {
+	case ns == warmupNS:
+		t.warmupChildren++
+	case strings.HasPrefix(ns, convergePrefix):
+		parent := ns + "/" + owner.Name
+		if t.children[parent] == nil {
+			t.children[parent] = map[string]bool{}
+		}
+		key := resource + "/" + u.GetName()
+		if t.children[parent][key] {
+			return
+		}
+		t.children[parent][key] = true
+		if len(t.children[parent]) == t.perMonocle {
+			t.complete++
+		}
+	}
+	t.check(now)
+}
+
+// parentSeen notes a Monocle whose status Metacontroller has written for
+// its current generation.
+func (t *tracker) parentSeen(obj any) {
+	now := time.Now()
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	observed, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if !found || observed != u.GetGeneration() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch ns := u.GetNamespace(); {
+	case ns == warmupNS:
+		t.warmupStatus = true
+	case strings.HasPrefix(ns, convergePrefix):
+		t.withStatus[ns+"/"+u.GetName()] = true
+	}
+	t.check(now)
+}
+
+// check closes the channels whose condition now holds; t.mu is held.
+func (t *tracker) check(now time.Time) {
+	if t.warmupChildren >= t.perMonocle && t.warmupStatus {
+		t.warmedUpOne.Do(func() { close(t.warmedUpCh) })
+	}
+	if t.childrenDone.IsZero() && t.complete == t.monocles {
+		t.childrenDone = now
+	}
+	if t.statusDone.IsZero() && len(t.withStatus) == t.monocles {
+		t.statusDone = now
+	}
+	if !t.childrenDone.IsZero() && !t.statusDone.IsZero() {
+		t.convergedOnce.Do(func() { close(t.convergedCh) })
+	}
+}
+
+// waitFor waits for ready, failing if Metacontroller exits or timeout
+// passes.
+func waitFor(ctx context.Context, mc *process, timeout time.Duration, ready func() <-chan struct{}) error {
+	select {
+	case <-ready():
+		return nil
+	case <-mc.done:
+		return fmt.Errorf("Metacontroller exited: %v (see %s)", mc.err, mc.logPath)
+	case <-time.After(timeout):
+		return fmt.Errorf("timed out after %s (see %s)", timeout, mc.logPath)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// objects maps UIDs to resourceVersions.
+type objects map[types.UID]string
+
+type state struct{ parents, children objects }
+
+// snapshot lists the Monocles under test and their children, and checks
+// that every Monocle has every child.
+func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR schema.GroupVersionResource, childGVRs []schema.GroupVersionResource, perMonocle int) (state, error) {
+	s := state{parents: objects{}, children: objects{}}
+	perParent := map[string]int{}
+	for i := range o.namespaces {
+		ns := fmt.Sprintf("%s%d", convergePrefix, i)
+		list, err := dyn.Resource(parentGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return s, err
+		}
+		for _, p := range list.Items {
+			s.parents[p.GetUID()] = p.GetResourceVersion()
+		}
+		for _, gvr := range childGVRs {
+			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return s, err
+			}
+			for _, c := range list.Items {
+				s.children[c.GetUID()] = c.GetResourceVersion()
+				if owner := metav1.GetControllerOfNoCopy(&c); owner != nil {
+					perParent[ns+"/"+owner.Name]++
+				}
+			}
+		}
+	}
+	if len(s.parents) != o.monocles {
+		return s, fmt.Errorf("listed %d Monocles, not %d", len(s.parents), o.monocles)
+	}
+	for i := range o.monocles {
+		key := fmt.Sprintf("%s%d/%s", convergePrefix, i%o.namespaces, monocleName(i))
+		if perParent[key] != perMonocle {
+			return s, fmt.Errorf("listing: Monocle %s has %d children, not %d", key, perParent[key], perMonocle)
+		}
+	}
+	return s, nil
+}
+
+// changed counts the objects of before that are gone or have another
+// resourceVersion in after, plus those new in after.
+func changed(before, after objects) int {
+	n := 0
+	for uid, rv := range before {
+		if after[uid] != rv {
+			n++
+		}
+	}
+	for uid := range after {
+		if _, ok := before[uid]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// countLog counts Metacontroller's in-place updates, creates and error
+// lines so far in its JSON log (zap's production encoder, its default).
+func countLog(path string) (updates, creates, errorLines int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var line struct{ Level, Msg string }
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch {
+		case line.Msg == "Updating":
+			updates++
+		case line.Msg == "Creating":
+			creates++
+		}
+		if line.Level == "error" {
+			errorLines++
+		}
+	}
+	return updates, creates, errorLines, sc.Err()
+}
+
+// hookSyncs reads the hook's count of sync requests answered.
+func hookSyncs(ctx context.Context, client *http.Client, url string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var total float64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "monocle_hook_sync_requests_total") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("the hook's metrics: %q: %w", line, err)
+		}
+		total += v
+	}
+	return total, sc.Err()
+}
+
+// process is a child process whose output goes to a log file.
+type process struct {
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	err     error // set before done is closed
+}
+
+func startProcess(logPath, bin string, args ...string) (*process, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Only what the process needs: no KUBECONFIG or proxy of the caller's
+	// can send it anywhere but the flags' loopback addresses.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	// Dies with this program, even on SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	p := &process{cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// stop sends SIGTERM and kills the process if it has not exited within 10s.
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// waitHealthy polls url until it answers 200, for up to a minute.
+func waitHealthy(ctx context.Context, p *process, url string) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("exited: %v (see %s)", p.err, p.logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s did not answer 200 within a minute (see %s)", url, p.logPath)
+}
+
+// childrenByName maps the command names of this program's child
+// processes (envtest's etcd and kube-apiserver among them) to their PIDs.
+func childrenByName() map[string]int {
+	pids := map[string]int{}
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, task := range tasks {
+		data, _ := os.ReadFile(task)
+		for _, field := range strings.Fields(string(data)) {
+			pid, err := strconv.Atoi(field)
+			if err != nil {
+				continue
+			}
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			pids[strings.TrimSpace(string(comm))] = pid
+		}
+	}
+	return pids
+}
+
+// procStatusBytes reads a "kB" line of /proc/PID/status, in bytes.
+func procStatusBytes(pid int, key string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			fields := strings.Fields(rest)
+			if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// cpuTimes reads each process's user + system CPU time from
+// /proc/PID/stat (in clock ticks of 1/100 s, Linux's USER_HZ).
+func cpuTimes(procs map[string]int) map[string]time.Duration {
+	times := map[string]time.Duration{}
+	for name, pid := range procs {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name, which may hold spaces: state is
+		// the first, utime the 12th, stime the 13th.
+		i := bytes.LastIndexByte(data, ')')
+		fields := strings.Fields(string(data[i+1:]))
+		if len(fields) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(fields[11], 10, 64)
+		stime, _ := strconv.ParseInt(fields[12], 10, 64)
+		times[name] = time.Duration(utime+stime) * 10 * time.Millisecond
+	}
+	return times
+}
+
+// summarize prints the medians of the runs, the targets, and a row for
+// BENCHMARKS.md's table.
+func summarize(o options, flags string, results []result) {
+	med := func(f func(result) float64) float64 {
+		v := make([]float64, len(results))
+		for i, r := range results {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	maxOf := func(f func(result) int) int {
+		m := 0
+		for _, r := range results {
+			m = max(m, f(r))
+		}
+		return m
+	}
+	floor := med(func(r result) float64 { return r.floor.Seconds() })
+	children := med(func(r result) float64 { return r.children.Seconds() })
+	status := med(func(r result) float64 { return r.status.Seconds() })
+	ratio := children / floor
+	perMonocleMS := children / float64(o.monocles) * 1000
+	rewrites := maxOf(func(r result) int { return r.rewrittenChildren + r.rewrittenParents })
+	updatesQuiet := maxOf(func(r result) int { return r.updatesQuiet })
+	updatesConverging := maxOf(func(r result) int { return r.updatesConverging })
+	hookMiB := med(func(r result) float64 { return float64(r.hwm["monocle-hook"]) / (1 << 20) })
+	mcMiB := med(func(r result) float64 { return float64(r.hwm["metacontroller"]) / (1 << 20) })
+	mcCPU := med(func(r result) float64 { return r.cpu["metacontroller"].Seconds() })
+	hookCPU := med(func(r result) float64 { return r.cpu["monocle-hook"].Seconds() })
+	apiCPU := med(func(r result) float64 { return r.cpu["kube-apiserver"].Seconds() })
+
+	fmt.Printf("\nmedian of %d runs, %d Monocles (%d children each) in %d namespaces, Metacontroller %s:\n",
+		len(results), o.monocles, results[0].perMonocle, o.namespaces, flags)
+	fmt.Printf("  floor (%d objects created directly by %d clients): %.1f s\n", o.monocles*results[0].perMonocle, o.clients, floor)
+	fmt.Printf("  every child in place: %.1f s = %.2fx the floor (target <= %.1fx), %.1f ms per Monocle\n", children, ratio, targetFloorRatio, perMonocleMS)
+	fmt.Printf("  every status written: %.1f s\n", status)
+	fmt.Printf("  in-place updates (most in a run): %d converging, %d in the %s quiet window; objects rewritten in it: %d\n",
+		updatesConverging, updatesQuiet, o.quiet, rewrites)
+	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB; CPU converging: hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s\n",
+		hookMiB, mcMiB, hookCPU, mcCPU, apiCPU)
+	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | status s | ms / Monocle | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB |\n")
+	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %d | %d | %.0f | %.0f |\n",
+		flags, o.monocles, floor, children, ratio, status, perMonocleMS, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB)
+}

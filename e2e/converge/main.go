@@ -16,21 +16,26 @@
 //     annotation, controller ownerReference); then -clients parallel clients
 //     with no rate limit create them all. This is what the API server takes
 //     to store the same objects, with no controller in the way.
-//  2. Metacontroller starts, with -mc-flags after the few this program sets
-//     (kubeconfig, loopback-only metrics and health addresses). A warm-up
-//     Monocle is applied and awaited: caches synced, the hook answering.
+//  2. Metacontroller starts, with -mc-flags followed by the few this program
+//     sets, which win: the kubeconfig of the local API server, loopback-only
+//     metrics and health addresses, no pprof. A warm-up Monocle is applied
+//     and awaited: caches synced, the hook answering.
 //  3. Convergence. N Monocles are created in M other namespaces by the same
 //     parallel clients; watches, started before, time the moment every
 //     Monocle has all its children and the moment every Monocle's status
 //     is written (status.observedGeneration = metadata.generation). A
 //     listing then checks that every Monocle has every child.
-//  4. The quiet window. The resourceVersions of every child and Monocle are
+//  4. Settling: the hook's status reports the children it observes, so
+//     each Monocle's status is written once more after its children exist.
+//     Settled is the last write to a Monocle or child before -settle passes
+//     with none (cut at -settle-max: a hot loop never settles).
+//  5. The quiet window. The resourceVersions of every child and Monocle are
 //     listed, and listed again -quiet later: any change is a rewrite.
 //     Metacontroller's in-place updates are counted from its log ("Updating",
-//     logged at info level for each InPlace update), while converging and
-//     in the window.
-//  5. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
-//     etcd, and the CPU seconds each spent converging.
+//     logged at info level for each InPlace update), until settled and in
+//     the window.
+//  6. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
+//     etcd, and the CPU seconds each spent until settled.
 //
 // kube-controller-manager is not started: its controllers would create Pods
 // and ReplicaSets and write the children's status, which is load and
@@ -101,6 +106,8 @@ type options struct {
 	runs           int
 	clients        int
 	quiet          time.Duration
+	settle         time.Duration
+	settleMax      time.Duration
 	timeout        time.Duration
 	workdir        string
 }
@@ -125,7 +132,9 @@ func mainErr() error {
 	flag.IntVar(&o.namespaces, "namespaces", 10, "M: namespaces to spread them over")
 	flag.IntVar(&o.runs, "runs", 3, "runs, each on a fresh control plane; figures are their medians")
 	flag.IntVar(&o.clients, "clients", 10, "parallel clients that create the floor's objects and the Monocles")
-	flag.DurationVar(&o.quiet, "quiet", 30*time.Second, "the quiet window after convergence, in which no object should be written")
+	flag.DurationVar(&o.settle, "settle", 5*time.Second, "convergence has settled once no Monocle or child has been written for this long")
+	flag.DurationVar(&o.settleMax, "settle-max", 2*time.Minute, "stop waiting for writes to settle after this long (a hot loop), and start the quiet window")
+	flag.DurationVar(&o.quiet, "quiet", 30*time.Second, "the quiet window after settling, in which no object should be written")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up on a run that has not converged after this long")
 	flag.StringVar(&o.workdir, "workdir", "", "where the processes' logs go (default: a new temporary folder)")
 	flag.Parse()
@@ -184,6 +193,7 @@ type result struct {
 	floor             time.Duration // the floor's objects, created directly
 	children          time.Duration // from the first Monocle's create to its last child
 	status            time.Duration // ... to the last status written
+	settled           time.Duration // ... to the last write to a Monocle or child before the quiet window
 	updatesConverging int           // Metacontroller's in-place updates while converging
 	updatesQuiet      int           // ... in the quiet window
 	rewrittenChildren int           // children whose resourceVersion moved in the quiet window
@@ -196,10 +206,10 @@ type result struct {
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s; "+
+	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
 		"hook syncs %.0f converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s",
-		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(),
+		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
 		r.syncsConverging, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu))
 }
@@ -244,6 +254,9 @@ func runOnce(o options, run int) (res result, err error) {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: o.assets,
 		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: o.crds, ErrorIfPathMissing: true},
+		// envtest's 20 s is short for an API server holding thousands of
+		// objects on a busy machine.
+		ControlPlaneStopTimeout: time.Minute,
 	}
 	// envtest's default Service range is a /24: 254 ClusterIPs, fewer than
 	// the Services of 200 Monocles (two each).
@@ -253,9 +266,12 @@ func runOnce(o options, run int) (res result, err error) {
 		_ = env.Stop()
 		return res, fmt.Errorf("starting the control plane: %w", err)
 	}
+	// The measurement is done by then: a slow stop is only reported. The
+	// watches end first: the API server waits for them on its way out.
 	defer func() {
-		if stopErr := env.Stop(); stopErr != nil && err == nil {
-			err = fmt.Errorf("stopping the control plane: %w", stopErr)
+		cancel()
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "converge: run %d: stopping the control plane: %v\n", run, err)
 		}
 	}()
 	// Our clients have no client-side rate limit: the floor is the API
@@ -363,12 +379,15 @@ func runOnce(o options, run int) (res result, err error) {
 		return res, err
 	}
 	mcLog := filepath.Join(dir, "metacontroller.log")
-	mcArgs := append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--metrics-address=" + metricsAddr,
-		"--health-probe-bind-address=" + healthAddr,
+	// After -mc-flags, so that these win (the last of a repeated flag
+	// does): the chart's --health-probe-bind-address=:8081 would listen on
+	// every interface.
+	mcArgs := append(slices.Clone(o.mcFlags),
+		"--kubeconfig="+kubeconfig,
+		"--metrics-address="+metricsAddr,
+		"--health-probe-bind-address="+healthAddr,
 		"--pprof-address=0",
-	}, o.mcFlags...)
+	)
 	mc, err := startProcess(mcLog, o.metacontroller, mcArgs...)
 	if err != nil {
 		return res, err
@@ -382,7 +401,9 @@ func runOnce(o options, run int) (res result, err error) {
 	informers := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	for _, gvr := range childGVRs {
 		if _, err := informers.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { tr.childSeen(gvr.Resource, obj) },
+			AddFunc:    func(obj any) { tr.childSeen(gvr.Resource, obj) },
+			UpdateFunc: func(_, obj any) { tr.written(obj) },
+			DeleteFunc: tr.written,
 		}); err != nil {
 			return res, err
 		}
@@ -438,6 +459,19 @@ func runOnce(o options, run int) (res result, err error) {
 			time.Since(start).Round(time.Second), children, o.monocles, statuses, err)
 	}
 	res.children, res.status = tr.childrenDone.Sub(start), tr.statusDone.Sub(start)
+
+	// Settling: once every child is there and every status written,
+	// Metacontroller syncs each Monocle again (its own status write and
+	// its children's creation are events), and the hook's status then
+	// reports the children it observes: one more status write per Monocle,
+	// expected. Settled is the last write before -settle passes without
+	// any; a loop that keeps writing never settles and is cut at
+	// -settle-max, and its writes then show in the quiet window.
+	settled, err := tr.settle(ctx, mc, o.settle, o.settleMax)
+	if err != nil {
+		return res, err
+	}
+	res.settled = settled.Sub(start)
 	cpuAfter := cpuTimes(procs)
 	res.cpu = map[string]time.Duration{}
 	for name := range procs {
@@ -460,7 +494,7 @@ func runOnce(o options, run int) (res result, err error) {
 		return res, err
 	}
 
-	// 4. The quiet window.
+	// 5. The quiet window.
 	select {
 	case <-time.After(o.quiet):
 	case <-mc.done:
@@ -470,8 +504,12 @@ func runOnce(o options, run int) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	res.rewrittenChildren = changed(before.children, after.children)
-	res.rewrittenParents = changed(before.parents, after.parents)
+	rewritten := append(changed(before.parents, after.parents), changed(before.children, after.children)...)
+	res.rewrittenParents = len(changed(before.parents, after.parents))
+	res.rewrittenChildren = len(rewritten) - res.rewrittenParents
+	if len(rewritten) > 0 {
+		fmt.Fprintf(os.Stderr, "converge: run %d: written in the quiet window: %s\n", run, strings.Join(rewritten[:min(len(rewritten), 10)], ", "))
+	}
 	syncsQuiet, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
 	if err != nil {
 		return res, err
@@ -484,7 +522,7 @@ func runOnce(o options, run int) (res result, err error) {
 	res.updatesQuiet = updatesQuiet - updatesConverged
 	res.mcErrors = errorLines
 
-	// 5. Peak memory, before anything stops.
+	// 6. Peak memory, before anything stops.
 	res.hwm = map[string]int64{}
 	for name, pid := range procs {
 		res.hwm[name] = procStatusBytes(pid, "VmHWM")
@@ -695,6 +733,7 @@ type tracker struct {
 	complete                   int                        // Monocles with all their children
 	withStatus                 map[string]bool
 	childrenDone, statusDone   time.Time
+	lastWrite                  time.Time // of a Monocle or child under test
 	warmupChildren             int
 	warmupStatus               bool
 	convergedCh, warmedUpCh    chan struct{}
@@ -741,6 +780,7 @@ func (t *tracker) childSeen(resource string, obj any) {
 		if t.children[parent] == nil {
 			t.children[parent] = map[string]bool{}
 		}
+		t.lastWrite = now
 		key := resource + "/" + u.GetName()
 		if t.children[parent][key] {
 			return
@@ -761,6 +801,7 @@ func (t *tracker) parentSeen(obj any) {
 	if !ok {
 		return
 	}
+	t.written(obj)
 	observed, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if !found || observed != u.GetGeneration() {
 		return
@@ -774,6 +815,42 @@ func (t *tracker) parentSeen(obj any) {
 		t.withStatus[ns+"/"+u.GetName()] = true
 	}
 	t.check(now)
+}
+
+// written notes a write to a Monocle or child under test.
+func (t *tracker) written(obj any) {
+	now := time.Now()
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || !strings.HasPrefix(u.GetNamespace(), convergePrefix) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lastWrite = now
+}
+
+// settle waits until nothing under test has been written for quiet, or
+// until max has passed, and returns the time of the last write.
+func (t *tracker) settle(ctx context.Context, mc *process, quiet, max time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(max)
+	for {
+		t.mu.Lock()
+		last := t.lastWrite
+		t.mu.Unlock()
+		if time.Since(last) >= quiet || time.Now().After(deadline) {
+			return last, nil
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-mc.done:
+			return last, fmt.Errorf("Metacontroller exited: %v (see %s)", mc.err, mc.logPath)
+		case <-ctx.Done():
+			return last, ctx.Err()
+		}
+	}
 }
 
 // check closes the channels whose condition now holds; t.mu is held.
@@ -807,8 +884,10 @@ func waitFor(ctx context.Context, mc *process, timeout time.Duration, ready func
 	}
 }
 
-// objects maps UIDs to resourceVersions.
-type objects map[types.UID]string
+// objects maps UIDs to what was listed.
+type objects map[types.UID]listed
+
+type listed struct{ resourceVersion, what string }
 
 type state struct{ parents, children objects }
 
@@ -824,7 +903,7 @@ func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR s
 			return s, err
 		}
 		for _, p := range list.Items {
-			s.parents[p.GetUID()] = p.GetResourceVersion()
+			s.parents[p.GetUID()] = listed{p.GetResourceVersion(), "Monocle " + ns + "/" + p.GetName()}
 		}
 		for _, gvr := range childGVRs {
 			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -832,7 +911,7 @@ func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR s
 				return s, err
 			}
 			for _, c := range list.Items {
-				s.children[c.GetUID()] = c.GetResourceVersion()
+				s.children[c.GetUID()] = listed{c.GetResourceVersion(), c.GetKind() + " " + ns + "/" + c.GetName()}
 				if owner := metav1.GetControllerOfNoCopy(&c); owner != nil {
 					perParent[ns+"/"+owner.Name]++
 				}
@@ -851,21 +930,22 @@ func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR s
 	return s, nil
 }
 
-// changed counts the objects of before that are gone or have another
-// resourceVersion in after, plus those new in after.
-func changed(before, after objects) int {
-	n := 0
-	for uid, rv := range before {
-		if after[uid] != rv {
-			n++
+// changed names the objects of before that are gone or have another
+// resourceVersion in after, and those new in after.
+func changed(before, after objects) []string {
+	var names []string
+	for uid, b := range before {
+		if a, ok := after[uid]; !ok || a.resourceVersion != b.resourceVersion {
+			names = append(names, b.what)
 		}
 	}
-	for uid := range after {
+	for uid, a := range after {
 		if _, ok := before[uid]; !ok {
-			n++
+			names = append(names, a.what+" (new)")
 		}
 	}
-	return n
+	slices.Sort(names)
+	return names
 }
 
 // countLog counts Metacontroller's in-place updates, creates and error
@@ -1075,6 +1155,7 @@ func summarize(o options, flags string, results []result) {
 	floor := med(func(r result) float64 { return r.floor.Seconds() })
 	children := med(func(r result) float64 { return r.children.Seconds() })
 	status := med(func(r result) float64 { return r.status.Seconds() })
+	settled := med(func(r result) float64 { return r.settled.Seconds() })
 	ratio := children / floor
 	perMonocleMS := children / float64(o.monocles) * 1000
 	rewrites := maxOf(func(r result) int { return r.rewrittenChildren + r.rewrittenParents })
@@ -1090,12 +1171,12 @@ func summarize(o options, flags string, results []result) {
 		len(results), o.monocles, results[0].perMonocle, o.namespaces, flags)
 	fmt.Printf("  floor (%d objects created directly by %d clients): %.1f s\n", o.monocles*results[0].perMonocle, o.clients, floor)
 	fmt.Printf("  every child in place: %.1f s = %.2fx the floor (target <= %.1fx), %.1f ms per Monocle\n", children, ratio, targetFloorRatio, perMonocleMS)
-	fmt.Printf("  every status written: %.1f s\n", status)
+	fmt.Printf("  every status written: %.1f s; last write before the quiet window (settled): %.1f s\n", status, settled)
 	fmt.Printf("  in-place updates (most in a run): %d converging, %d in the %s quiet window; objects rewritten in it: %d\n",
 		updatesConverging, updatesQuiet, o.quiet, rewrites)
 	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB; CPU converging: hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s\n",
 		hookMiB, mcMiB, hookCPU, mcCPU, apiCPU)
-	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | status s | ms / Monocle | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB |\n")
-	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %d | %d | %.0f | %.0f |\n",
-		flags, o.monocles, floor, children, ratio, status, perMonocleMS, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB)
+	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | ms / Monocle | status s | settled s | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB |\n")
+	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f |\n",
+		flags, o.monocles, floor, children, ratio, perMonocleMS, status, settled, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB)
 }

@@ -7,35 +7,37 @@
 // Every run starts from nothing: a fresh control plane (envtest, from
 // KUBEBUILDER_ASSETS) with the Monocle CRD, Metacontroller's CRDs and the
 // CompositeController of metacontroller/compositecontroller.yaml, its hook
-// URLs pointed at bin/monocle-hook listening on 127.0.0.1. Then:
+// URLs pointed at bin/monocle-hook listening on 127.0.0.1. Watches on every
+// namespace then follow the objects until the run ends. Then:
 //
-//  1. The floor. For N Monocles spread over M namespaces of their own (the
-//     Monocles themselves are never created), the running hook is asked for
-//     the children of a new Monocle; each gets what Metacontroller adds when
-//     it creates a child (namespace, controller-uid label, last-applied
-//     annotation, controller ownerReference); then -clients parallel clients
-//     with no rate limit create them all. This is what the API server takes
-//     to store the same objects, with no controller in the way.
-//  2. Metacontroller starts, with -mc-flags followed by the few this program
+//  1. Metacontroller starts, with -mc-flags followed by the few this program
 //     sets, which win: the kubeconfig of the local API server, loopback-only
 //     metrics and health addresses, no pprof. A warm-up Monocle is applied
 //     and awaited: caches synced, the hook answering.
-//  3. Convergence. N Monocles are created in M other namespaces by the same
-//     parallel clients; watches, started before, time the moment every
-//     Monocle has all its children and the moment every Monocle's status
-//     is written (status.observedGeneration = metadata.generation). A
-//     listing then checks that every Monocle has every child.
-//  4. Settling: the hook's status reports the children it observes, so
-//     each Monocle's status is written once more after its children exist.
+//  2. Convergence. N Monocles are created in M namespaces by -clients
+//     parallel clients with no rate limit; the watches time the moment
+//     every Monocle has all its children and the moment every Monocle's
+//     status is written (status.observedGeneration = metadata.generation).
+//     A listing then checks that every Monocle has every child.
+//  3. Settling: the hook's status reports the children it observes, so a
+//     Monocle's status may be written once more after its children exist.
 //     Settled is the last write to a Monocle or child before -settle passes
 //     with none (cut at -settle-max: a hot loop never settles).
-//  5. The quiet window. The resourceVersions of every child and Monocle are
+//  4. The quiet window. The resourceVersions of every child and Monocle are
 //     listed, and listed again -quiet later: any change is a rewrite.
 //     Metacontroller's in-place updates are counted from its log ("Updating",
 //     logged at info level for each InPlace update), until settled and in
-//     the window.
-//  6. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
-//     etcd, and the CPU seconds each spent until settled.
+//     the window; the hook's syncs from its metrics.
+//  5. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
+//     etcd; the CPU time each spent until settled.
+//  6. The floor, with Metacontroller stopped. For N Monocles in M
+//     namespaces of their own (the Monocles themselves are never created),
+//     the hook was asked, before step 1, for the children of a new Monocle;
+//     each has what Metacontroller adds when it creates a child (namespace,
+//     controller-uid label, last-applied annotation, controller
+//     ownerReference). The same -clients parallel clients create them all:
+//     what the API server takes to store the same objects, with no
+//     controller in the way.
 //
 // kube-controller-manager is not started: its controllers would create Pods
 // and ReplicaSets and write the children's status, which is load and
@@ -198,8 +200,9 @@ type result struct {
 	updatesQuiet      int           // ... in the quiet window
 	rewrittenChildren int           // children whose resourceVersion moved in the quiet window
 	rewrittenParents  int           // Monocles whose resourceVersion moved in the quiet window
-	syncsConverging   float64       // the hook's sync requests while converging
+	syncsConverging   float64       // the hook's sync requests until settled
 	syncsQuiet        float64       // ... in the quiet window
+	hookSeconds       float64       // the hook's time answering them until settled (its histogram's sum)
 	mcErrors          int           // Metacontroller's error log lines
 	hwm               map[string]int64
 	cpu               map[string]time.Duration // CPU time spent converging
@@ -208,10 +211,10 @@ type result struct {
 func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
-		"hook syncs %.0f converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s",
+		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
-		r.syncsConverging, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu))
+		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu))
 }
 
 var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd"}
@@ -328,7 +331,7 @@ func runOnce(o options, run int) (res result, err error) {
 		}
 	}
 
-	// 1. The floor.
+	// The floor's objects, created at the end.
 	hookClient := &http.Client{Timeout: 10 * time.Second}
 	var floorObjects []*unstructured.Unstructured
 	for i := range o.monocles {
@@ -354,18 +357,33 @@ func runOnce(o options, run int) (res result, err error) {
 		}
 		floorGVRs[i] = m.Resource
 	}
-	start := time.Now()
-	if err := parallel(ctx, o.clients, len(floorObjects), func(ctx context.Context, i int) error {
-		obj := floorObjects[i]
-		_, err := dyn.Resource(floorGVRs[i]).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return res, fmt.Errorf("the floor: %w", err)
+	// Watches on every namespace, from now to the end: the floor and
+	// Metacontroller meet the same watch load from this program.
+	tr := newTracker(o.monocles, res.perMonocle)
+	informers := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	for _, gvr := range childGVRs {
+		if _, err := informers.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { tr.childSeen(gvr.Resource, obj) },
+			UpdateFunc: func(_, obj any) { tr.written(obj) },
+			DeleteFunc: tr.written,
+		}); err != nil {
+			return res, err
+		}
 	}
-	res.floor = time.Since(start)
-	res.floorObjects, res.clients = len(floorObjects), o.clients
+	if _, err := informers.ForResource(parentGVR).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    tr.parentSeen,
+		UpdateFunc: func(_, obj any) { tr.parentSeen(obj) },
+	}); err != nil {
+		return res, err
+	}
+	informers.Start(ctx.Done())
+	for gvr, ok := range informers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return res, fmt.Errorf("watching %s never synced", gvr)
+		}
+	}
 
-	// 2. Metacontroller, on loopback only, and a warm-up Monocle.
+	// 1. Metacontroller, on loopback only, and a warm-up Monocle.
 	kubeconfig, err := adminKubeconfig(env, dir)
 	if err != nil {
 		return res, err
@@ -397,30 +415,6 @@ func runOnce(o options, run int) (res result, err error) {
 		return res, fmt.Errorf("Metacontroller: %w", err)
 	}
 
-	tr := newTracker(o.monocles, res.perMonocle)
-	informers := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	for _, gvr := range childGVRs {
-		if _, err := informers.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { tr.childSeen(gvr.Resource, obj) },
-			UpdateFunc: func(_, obj any) { tr.written(obj) },
-			DeleteFunc: tr.written,
-		}); err != nil {
-			return res, err
-		}
-	}
-	if _, err := informers.ForResource(parentGVR).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    tr.parentSeen,
-		UpdateFunc: func(_, obj any) { tr.parentSeen(obj) },
-	}); err != nil {
-		return res, err
-	}
-	informers.Start(ctx.Done())
-	for gvr, ok := range informers.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return res, fmt.Errorf("watching %s never synced", gvr)
-		}
-	}
-
 	warmup := newMonocle(parentGVR, parentKind, warmupNS, "warmup")
 	if _, err := dyn.Resource(parentGVR).Namespace(warmupNS).Create(ctx, warmup, metav1.CreateOptions{}); err != nil {
 		return res, err
@@ -429,7 +423,7 @@ func runOnce(o options, run int) (res result, err error) {
 		return res, fmt.Errorf("the warm-up Monocle never got its %d children and status: %w", res.perMonocle, err)
 	}
 
-	// 3. Convergence.
+	// 2. Convergence.
 	procs := map[string]int{"monocle-hook": hook.cmd.Process.Pid, "metacontroller": mc.cmd.Process.Pid}
 	for name, pid := range childrenByName() {
 		if _, ok := procs[name]; !ok && slices.Contains(processNames, name) {
@@ -437,7 +431,7 @@ func runOnce(o options, run int) (res result, err error) {
 		}
 	}
 	cpuBefore := cpuTimes(procs)
-	syncsBefore, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
+	syncsBefore, secondsBefore, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
 	if err != nil {
 		return res, err
 	}
@@ -445,7 +439,7 @@ func runOnce(o options, run int) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	start = time.Now()
+	start := time.Now()
 	if err := parallel(ctx, o.clients, o.monocles, func(ctx context.Context, i int) error {
 		m := newMonocle(parentGVR, parentKind, fmt.Sprintf("%s%d", convergePrefix, i%o.namespaces), monocleName(i))
 		_, err := dyn.Resource(parentGVR).Namespace(m.GetNamespace()).Create(ctx, m, metav1.CreateOptions{})
@@ -477,7 +471,7 @@ func runOnce(o options, run int) (res result, err error) {
 	for name := range procs {
 		res.cpu[name] = cpuAfter[name] - cpuBefore[name]
 	}
-	syncsConverged, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
+	syncsConverged, secondsConverged, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
 	if err != nil {
 		return res, err
 	}
@@ -486,6 +480,7 @@ func runOnce(o options, run int) (res result, err error) {
 		return res, err
 	}
 	res.syncsConverging = syncsConverged - syncsBefore
+	res.hookSeconds = secondsConverged - secondsBefore
 	res.updatesConverging = updatesConverged - updatesBefore
 
 	// The listing: every Monocle has every child, as the watches said.
@@ -494,7 +489,7 @@ func runOnce(o options, run int) (res result, err error) {
 		return res, err
 	}
 
-	// 5. The quiet window.
+	// 4. The quiet window.
 	select {
 	case <-time.After(o.quiet):
 	case <-mc.done:
@@ -510,7 +505,7 @@ func runOnce(o options, run int) (res result, err error) {
 	if len(rewritten) > 0 {
 		fmt.Fprintf(os.Stderr, "converge: run %d: written in the quiet window: %s\n", run, strings.Join(rewritten[:min(len(rewritten), 10)], ", "))
 	}
-	syncsQuiet, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
+	syncsQuiet, _, err := hookSyncs(ctx, hookClient, "http://"+hookAddr+"/metrics")
 	if err != nil {
 		return res, err
 	}
@@ -522,11 +517,24 @@ func runOnce(o options, run int) (res result, err error) {
 	res.updatesQuiet = updatesQuiet - updatesConverged
 	res.mcErrors = errorLines
 
-	// 6. Peak memory, before anything stops.
+	// 5. Peak memory, before anything stops.
 	res.hwm = map[string]int64{}
 	for name, pid := range procs {
 		res.hwm[name] = procStatusBytes(pid, "VmHWM")
 	}
+
+	// 6. The floor, with Metacontroller stopped: no controller in the way.
+	mc.stop()
+	start = time.Now()
+	if err := parallel(ctx, o.clients, len(floorObjects), func(ctx context.Context, i int) error {
+		obj := floorObjects[i]
+		_, err := dyn.Resource(floorGVRs[i]).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("the floor: %w", err)
+	}
+	res.floor = time.Since(start)
+	res.floorObjects, res.clients = len(floorObjects), o.clients
 	return res, nil
 }
 
@@ -976,32 +984,38 @@ func countLog(path string) (updates, creates, errorLines int, err error) {
 	return updates, creates, errorLines, sc.Err()
 }
 
-// hookSyncs reads the hook's count of sync requests answered.
-func hookSyncs(ctx context.Context, client *http.Client, url string) (float64, error) {
+// hookSyncs reads from the hook's metrics how many sync requests it
+// answered, and in how many seconds in all.
+func hookSyncs(ctx context.Context, client *http.Client, url string) (count, seconds float64, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
-	var total float64
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "monocle_hook_sync_requests_total") {
+		var sum *float64
+		switch {
+		case strings.HasPrefix(line, "monocle_hook_sync_requests_total{"):
+			sum = &count
+		case strings.HasPrefix(line, "monocle_hook_sync_duration_seconds_sum "):
+			sum = &seconds
+		default:
 			continue
 		}
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			return 0, fmt.Errorf("the hook's metrics: %q: %w", line, err)
+			return 0, 0, fmt.Errorf("the hook's metrics: %q: %w", line, err)
 		}
-		total += v
+		*sum += v
 	}
-	return total, sc.Err()
+	return count, seconds, sc.Err()
 }
 
 // process is a child process whose output goes to a log file.
@@ -1166,6 +1180,8 @@ func summarize(o options, flags string, results []result) {
 	mcCPU := med(func(r result) float64 { return r.cpu["metacontroller"].Seconds() })
 	hookCPU := med(func(r result) float64 { return r.cpu["monocle-hook"].Seconds() })
 	apiCPU := med(func(r result) float64 { return r.cpu["kube-apiserver"].Seconds() })
+	syncs := med(func(r result) float64 { return r.syncsConverging })
+	hookSeconds := med(func(r result) float64 { return r.hookSeconds })
 
 	fmt.Printf("\nmedian of %d runs, %d Monocles (%d children each) in %d namespaces, Metacontroller %s:\n",
 		len(results), o.monocles, results[0].perMonocle, o.namespaces, flags)
@@ -1174,6 +1190,7 @@ func summarize(o options, flags string, results []result) {
 	fmt.Printf("  every status written: %.1f s; last write before the quiet window (settled): %.1f s\n", status, settled)
 	fmt.Printf("  in-place updates (most in a run): %d converging, %d in the %s quiet window; objects rewritten in it: %d\n",
 		updatesConverging, updatesQuiet, o.quiet, rewrites)
+	fmt.Printf("  the hook answered %.0f syncs in %.2f s in all until settled\n", syncs, hookSeconds)
 	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB; CPU converging: hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s\n",
 		hookMiB, mcMiB, hookCPU, mcCPU, apiCPU)
 	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | ms / Monocle | status s | settled s | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB |\n")

@@ -30,7 +30,8 @@
 //     logged at info level for each InPlace update), until settled and in
 //     the window; the hook's syncs from its metrics.
 //  5. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
-//     etcd; the CPU time each spent until settled.
+//     etcd; the CPU time each (and this program) spent from the first
+//     Monocle's create until every status was written.
 //
 // The second control plane, as fresh as the first was, gets the floor:
 //
@@ -40,7 +41,9 @@
 //     controller-uid label, last-applied annotation, controller
 //     ownerReference). Then the same -clients parallel clients create them
 //     all: what the API server takes to store the same objects, with no
-//     controller in the way.
+//     controller in the way. And the CPU time it took, next to step 5's:
+//     on a machine of few cores, a controller's own CPU is taken from the
+//     API server's.
 //
 // kube-controller-manager is not started: its controllers would create Pods
 // and ReplicaSets and write the children's status, which is load and
@@ -64,6 +67,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -213,19 +217,32 @@ type result struct {
 	hookSeconds       float64       // the hook's time answering them until settled (its histogram's sum)
 	mcErrors          int           // Metacontroller's error log lines
 	hwm               map[string]int64
-	cpu               map[string]time.Duration // CPU time spent converging
+	cpu               map[string]time.Duration // CPU time from the first Monocle's create to every status written
+	floorCPU          map[string]time.Duration // CPU time creating the floor's objects
+}
+
+// total is the CPU time of every process measured.
+func total(cpu map[string]time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range cpu {
+		sum += d
+	}
+	return sum
 }
 
 func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
-		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s",
+		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
-		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu))
+		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU))
 }
 
 var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd"}
+
+// self names this program's own CPU time: its clients and its watches.
+const self = "converge"
 
 func formatMiB(m map[string]int64) string {
 	var parts []string
@@ -236,11 +253,36 @@ func formatMiB(m map[string]int64) string {
 }
 
 func formatCPU(m map[string]time.Duration) string {
-	var parts []string
-	for _, name := range processNames {
-		parts = append(parts, fmt.Sprintf("%s %.1f s", name, m[name].Seconds()))
+	parts := []string{fmt.Sprintf("%.1f s", total(m).Seconds())}
+	for _, name := range append(processNames, self) {
+		if d, ok := m[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.1f", name, d.Seconds()))
+		}
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, " ")
+}
+
+// processes maps the names of this program, of its child processes
+// (envtest's etcd and kube-apiserver among them) and of extra to their PIDs.
+func processes(extra map[string]int) map[string]int {
+	procs := map[string]int{self: os.Getpid()}
+	for name, pid := range childrenByName() {
+		if slices.Contains(processNames, name) {
+			procs[name] = pid
+		}
+	}
+	maps.Copy(procs, extra)
+	return procs
+}
+
+// cpuSince is the CPU time each process spent since before.
+func cpuSince(procs map[string]int, before map[string]time.Duration) map[string]time.Duration {
+	after := cpuTimes(procs)
+	spent := map[string]time.Duration{}
+	for name := range procs {
+		spent[name] = after[name] - before[name]
+	}
+	return spent
 }
 
 // A run's names: the Monocles under test, the floor's namespaces, the
@@ -462,12 +504,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 
 	// 2. Convergence.
-	procs := map[string]int{"monocle-hook": hook.cmd.Process.Pid, "metacontroller": mc.cmd.Process.Pid}
-	for name, pid := range childrenByName() {
-		if _, ok := procs[name]; !ok && slices.Contains(processNames, name) {
-			procs[name] = pid
-		}
-	}
+	procs := processes(map[string]int{"monocle-hook": hook.cmd.Process.Pid, "metacontroller": mc.cmd.Process.Pid})
 	cpuBefore := cpuTimes(procs)
 	syncsBefore, secondsBefore, err := hookSyncs(ctx, hookClient, hookURL+"/metrics")
 	if err != nil {
@@ -491,6 +528,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 			time.Since(start).Round(time.Second), children, o.monocles, statuses, err)
 	}
 	res.children, res.status = tr.childrenDone.Sub(start), tr.statusDone.Sub(start)
+	res.cpu = cpuSince(procs, cpuBefore)
 
 	// 3. Settling: once every child is there and every status written,
 	// Metacontroller syncs each Monocle again (its own status write and
@@ -504,11 +542,6 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		return err
 	}
 	res.settled = settled.Sub(start)
-	cpuAfter := cpuTimes(procs)
-	res.cpu = map[string]time.Duration{}
-	for name := range procs {
-		res.cpu[name] = cpuAfter[name] - cpuBefore[name]
-	}
 	syncsSettled, secondsSettled, err := hookSyncs(ctx, hookClient, hookURL+"/metrics")
 	if err != nil {
 		return err
@@ -613,6 +646,8 @@ func floor(ctx context.Context, o options, run int, hookURL string, res *result)
 			objects, gvrs = append(objects, obj), append(gvrs, m.Resource)
 		}
 	}
+	procs := processes(nil)
+	cpuBefore := cpuTimes(procs)
 	start := time.Now()
 	if err := parallel(ctx, o.clients, len(objects), func(ctx context.Context, i int) error {
 		_, err := cp.dyn.Resource(gvrs[i]).Namespace(objects[i].GetNamespace()).Create(ctx, objects[i], metav1.CreateOptions{})
@@ -621,6 +656,7 @@ func floor(ctx context.Context, o options, run int, hookURL string, res *result)
 		return err
 	}
 	res.floor = time.Since(start)
+	res.floorCPU = cpuSince(procs, cpuBefore)
 	res.floorObjects, res.clients = len(objects), o.clients
 	return nil
 }
@@ -1270,6 +1306,8 @@ func summarize(o options, flags string, results []result) {
 	mcCPU := med(func(r result) float64 { return r.cpu["metacontroller"].Seconds() })
 	hookCPU := med(func(r result) float64 { return r.cpu["monocle-hook"].Seconds() })
 	apiCPU := med(func(r result) float64 { return r.cpu["kube-apiserver"].Seconds() })
+	cpuTotal := med(func(r result) float64 { return total(r.cpu).Seconds() })
+	floorCPUTotal := med(func(r result) float64 { return total(r.floorCPU).Seconds() })
 	syncs := med(func(r result) float64 { return r.syncsConverging })
 	hookSeconds := med(func(r result) float64 { return r.hookSeconds })
 
@@ -1282,9 +1320,10 @@ func summarize(o options, flags string, results []result) {
 	fmt.Printf("  in-place updates (most in a run): %d converging, %d in the %s quiet window; objects rewritten in it: %d\n",
 		updatesConverging, updatesQuiet, o.quiet, rewrites)
 	fmt.Printf("  the hook answered %.0f syncs in %.2f s in all until settled\n", syncs, hookSeconds)
-	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB; CPU converging: hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s\n",
-		hookMiB, mcMiB, hookCPU, mcCPU, apiCPU)
-	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | runs' x floor | ms / Monocle | status s | settled s | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB |\n")
-	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f |\n",
-		flags, o.monocles, floor, children, ratio, runRatio, perMonocleMS, status, settled, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB)
+	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB\n", hookMiB, mcMiB)
+	fmt.Printf("  CPU until every status was written: %.1f s in all (hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s, ...); the floor's: %.1f s (%.2fx)\n",
+		cpuTotal, hookCPU, mcCPU, apiCPU, floorCPUTotal, cpuTotal/floorCPUTotal)
+	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | runs' x floor | ms / Monocle | status s | settled s | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB | CPU x floor |\n")
+	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f | %.2f |\n",
+		flags, o.monocles, floor, children, ratio, runRatio, perMonocleMS, status, settled, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB, cpuTotal/floorCPUTotal)
 }

@@ -108,6 +108,28 @@ attack: build
 # `crane push dist/oci ...` read them; `make push` pushes them.
 DIST      ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64
+# Convergence with the real Metacontroller (not part of `make test`; see
+# BENCHMARKS.md): a fresh etcd + kube-apiserver per run, the hook, and
+# METACONTROLLER (v4.17.2, built from its source as the README's Install step
+# 1 says) with MC_FLAGS; MONOCLES Monocles in NAMESPACES namespaces, RUNS
+# runs, medians reported. E.g.
+#   make converge METACONTROLLER=/path/to/metacontroller MONOCLES=200 \
+#     MC_FLAGS="--client-go-qps=200 --client-go-burst=400 --workers=20"
+MONOCLES   ?= 50
+NAMESPACES ?= 10
+RUNS       ?= 3
+MC_FLAGS   ?=
+.PHONY: converge
+converge:
+	@if [ -z "$(METACONTROLLER)" ]; then \
+		echo "make converge: no Metacontroller to measure: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source: README, Install step 1)" >&2; \
+		exit 2; \
+	fi
+	$(MAKE) build
+	cd e2e && $(GO) build -o ../bin/converge ./converge
+	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -metacontroller "$(METACONTROLLER)" \
+		-mc-flags "$(MC_FLAGS)" -monocles $(MONOCLES) -namespaces $(NAMESPACES) -runs $(RUNS)
+
 image:
 	rm -rf $(DIST)/bin
 	for p in $(PLATFORMS); do \

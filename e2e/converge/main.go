@@ -493,7 +493,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 	defer mc.stop()
 	if err := waitHealthy(ctx, mc, "http://"+healthAddr+"/healthz"); err != nil {
-		return fmt.Errorf("Metacontroller: %w", err)
+		return fmt.Errorf("starting metacontroller: %w", err)
 	}
 	warmup := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "warmup")
 	if _, err := dyn.Resource(cp.parentGVR).Namespace(warmupNS).Create(ctx, warmup, metav1.CreateOptions{}); err != nil {
@@ -564,7 +564,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	select {
 	case <-time.After(o.quiet):
 	case <-mc.done:
-		return fmt.Errorf("Metacontroller exited: %v (see %s)", mc.err, mcLog)
+		return fmt.Errorf("metacontroller exited: %v (see %s)", mc.err, mcLog)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -977,7 +977,7 @@ func (t *tracker) settle(ctx context.Context, mc *process, quiet, max time.Durat
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-mc.done:
-			return last, fmt.Errorf("Metacontroller exited: %v (see %s)", mc.err, mc.logPath)
+			return last, fmt.Errorf("metacontroller exited: %v (see %s)", mc.err, mc.logPath)
 		case <-ctx.Done():
 			return last, ctx.Err()
 		}
@@ -1007,7 +1007,7 @@ func waitFor(ctx context.Context, mc *process, timeout time.Duration, ready func
 	case <-ready():
 		return nil
 	case <-mc.done:
-		return fmt.Errorf("Metacontroller exited: %v (see %s)", mc.err, mc.logPath)
+		return fmt.Errorf("metacontroller exited: %v (see %s)", mc.err, mc.logPath)
 	case <-time.After(timeout):
 		return fmt.Errorf("timed out after %s (see %s)", timeout, mc.logPath)
 	case <-ctx.Done():

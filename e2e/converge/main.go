@@ -45,6 +45,16 @@
 //     on a machine of few cores, a controller's own CPU is taken from the
 //     API server's.
 //
+// A third control plane, as fresh, gets the job's floor:
+//
+//  7. The whole job with no controller: the same -clients parallel clients
+//     each take a Monocle in turn, create it, create its children as step 6
+//     does, and write the status the hook answered, once: every write
+//     Metacontroller's path makes at the least (the Monocle is the user's,
+//     the rest Metacontroller's), with no watch-driven sync between them.
+//     Step 2's "every status written" next to it is Metacontroller's own
+//     cost; step 6's floor leaves out the Monocles and their statuses.
+//
 // kube-controller-manager is not started: its controllers would create Pods
 // and ReplicaSets and write the children's status, which is load and
 // rewrites of their own, not Metacontroller's or the hook's.
@@ -83,6 +93,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -219,6 +230,8 @@ type result struct {
 	hwm               map[string]int64
 	cpu               map[string]time.Duration // CPU time from the first Monocle's create to every status written
 	floorCPU          map[string]time.Duration // CPU time creating the floor's objects
+	jobFloor          time.Duration            // the Monocles, their children and their statuses, written directly
+	jobFloorCPU       map[string]time.Duration // CPU time writing them
 }
 
 // total is the CPU time of every process measured.
@@ -233,10 +246,12 @@ func total(cpu map[string]time.Duration) time.Duration {
 func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
-		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s",
+		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s; "+
+		"job floor %.1f s (status %.2fx it), its CPU %s",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
-		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU))
+		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU),
+		r.jobFloor.Seconds(), r.status.Seconds()/r.jobFloor.Seconds(), formatCPU(r.jobFloorCPU))
 }
 
 var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd"}
@@ -321,6 +336,9 @@ func runOnce(ctx context.Context, o options, run int) (res result, err error) {
 	}
 	if err := floor(ctx, o, run, hookURL, &res); err != nil {
 		return res, fmt.Errorf("the floor: %w", err)
+	}
+	if err := jobFloor(ctx, o, run, hookURL, &res); err != nil {
+		return res, fmt.Errorf("the job's floor: %w", err)
 	}
 	return res, nil
 }
@@ -452,7 +470,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	// How many children a Monocle has: what the hook answers for a new one.
 	hookClient := &http.Client{Timeout: 10 * time.Second}
 	probe := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "probe")
-	children, err := askHook(ctx, hookClient, hookURL+"/sync", probe)
+	children, _, err := askHook(ctx, hookClient, hookURL+"/sync", probe)
 	if err != nil {
 		return err
 	}
@@ -633,7 +651,7 @@ func floor(ctx context.Context, o options, run int, hookURL string, res *result)
 		parent := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", floorPrefix, i%o.namespaces), monocleName(i))
 		parent.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
 		parent.SetGeneration(1)
-		children, err := askHook(ctx, hookClient, hookURL+"/sync", parent)
+		children, _, err := askHook(ctx, hookClient, hookURL+"/sync", parent)
 		if err != nil {
 			return err
 		}
@@ -658,6 +676,89 @@ func floor(ctx context.Context, o options, run int, hookURL string, res *result)
 	res.floor = time.Since(start)
 	res.floorCPU = cpuSince(procs, cpuBefore)
 	res.floorObjects, res.clients = len(objects), o.clients
+	return nil
+}
+
+// jobFloor runs step 7 on a control plane of its own: each Monocle is
+// created, then its children as Metacontroller creates them (for the UID
+// the API server gave it), then its status is written once, by -clients
+// parallel clients. The hook's answers are asked for before the clock
+// starts: what is timed is the API server's work alone.
+func jobFloor(ctx context.Context, o options, run int, hookURL string, res *result) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cc, err := compositeController(o.controller, hookURL)
+	if err != nil {
+		return err
+	}
+	var namespaces []string
+	for i := range o.namespaces {
+		namespaces = append(namespaces, fmt.Sprintf("%s%d", floorPrefix, i))
+	}
+	cp, err := startControlPlane(ctx, o, cc, namespaces)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cancel()
+		cp.stop(run)
+	}()
+	if err := cp.watch(ctx, newTracker(o.monocles, res.perMonocle)); err != nil {
+		return err
+	}
+
+	type job struct {
+		parent   *unstructured.Unstructured
+		children []map[string]any
+		gvrs     []schema.GroupVersionResource
+		status   map[string]any
+	}
+	hookClient := &http.Client{Timeout: 10 * time.Second}
+	jobs := make([]job, o.monocles)
+	for i := range jobs {
+		parent := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", floorPrefix, i%o.namespaces), monocleName(i))
+		children, status, err := askHook(ctx, hookClient, hookURL+"/sync", parent)
+		if err != nil {
+			return err
+		}
+		if status == nil {
+			return errors.New("the hook answered no status")
+		}
+		j := job{parent: parent, children: children, status: status}
+		for _, child := range children {
+			gvk := (&unstructured.Unstructured{Object: child}).GroupVersionKind()
+			m, err := cp.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				return err
+			}
+			j.gvrs = append(j.gvrs, m.Resource)
+		}
+		jobs[i] = j
+	}
+	procs := processes(nil)
+	cpuBefore := cpuTimes(procs)
+	start := time.Now()
+	if err := parallel(ctx, o.clients, len(jobs), func(ctx context.Context, i int) error {
+		j := jobs[i]
+		parents := cp.dyn.Resource(cp.parentGVR).Namespace(j.parent.GetNamespace())
+		created, err := parents.Create(ctx, j.parent, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		for k, child := range j.children {
+			obj := asMetacontrollerCreates(runtime.DeepCopyJSON(child), created)
+			if _, err := cp.dyn.Resource(j.gvrs[k]).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+		created.Object["status"] = j.status
+		_, err = parents.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	res.jobFloor = time.Since(start)
+	res.jobFloorCPU = cpuSince(procs, cpuBefore)
 	return nil
 }
 
@@ -764,39 +865,40 @@ func newMonocle(gvr schema.GroupVersionResource, kind, namespace, name string) *
 }
 
 // askHook POSTs a sync request for parent, as a new Monocle with no
-// children, and returns the children answered.
-func askHook(ctx context.Context, client *http.Client, url string, parent *unstructured.Unstructured) ([]map[string]any, error) {
+// children, and returns the children and the status answered.
+func askHook(ctx context.Context, client *http.Client, url string, parent *unstructured.Unstructured) ([]map[string]any, map[string]any, error) {
 	body, err := json.Marshal(map[string]any{"parent": parent.Object})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the hook answered %s: %s", resp.Status, answer)
+		return nil, nil, fmt.Errorf("the hook answered %s: %s", resp.Status, answer)
 	}
 	var decoded struct {
 		Children []map[string]any `json:"children"`
+		Status   map[string]any   `json:"status"`
 	}
 	if err := json.Unmarshal(answer, &decoded); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(decoded.Children) == 0 {
-		return nil, errors.New("the hook answered no children")
+		return nil, nil, errors.New("the hook answered no children")
 	}
-	return decoded.Children, nil
+	return decoded.Children, decoded.Status, nil
 }
 
 // asMetacontrollerCreates is child as Metacontroller v4.17.2 creates it
@@ -1308,6 +1410,9 @@ func summarize(o options, flags string, results []result) {
 	apiCPU := med(func(r result) float64 { return r.cpu["kube-apiserver"].Seconds() })
 	cpuTotal := med(func(r result) float64 { return total(r.cpu).Seconds() })
 	floorCPUTotal := med(func(r result) float64 { return total(r.floorCPU).Seconds() })
+	jobFloor := med(func(r result) float64 { return r.jobFloor.Seconds() })
+	jobRatio := med(func(r result) float64 { return r.status.Seconds() / r.jobFloor.Seconds() })
+	jobFloorCPU := med(func(r result) float64 { return total(r.jobFloorCPU).Seconds() })
 	syncs := med(func(r result) float64 { return r.syncsConverging })
 	hookSeconds := med(func(r result) float64 { return r.hookSeconds })
 
@@ -1317,13 +1422,16 @@ func summarize(o options, flags string, results []result) {
 	fmt.Printf("  every child in place: %.1f s = %.2fx the floor (target <= %.1fx; median of the runs' own ratios %.2fx), %.1f ms per Monocle\n",
 		children, ratio, targetFloorRatio, runRatio, perMonocleMS)
 	fmt.Printf("  every status written: %.1f s; last write before the quiet window (settled): %.1f s\n", status, settled)
+	fmt.Printf("  the job's floor (the Monocles, their children and one status write each, directly): %.1f s, CPU %.1f s; every status written = %.2fx it (median of the runs' own ratios %.2fx)\n",
+		jobFloor, jobFloorCPU, status/jobFloor, jobRatio)
 	fmt.Printf("  in-place updates (most in a run): %d converging, %d in the %s quiet window; objects rewritten in it: %d\n",
 		updatesConverging, updatesQuiet, o.quiet, rewrites)
 	fmt.Printf("  the hook answered %.0f syncs in %.2f s in all until settled\n", syncs, hookSeconds)
 	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB\n", hookMiB, mcMiB)
 	fmt.Printf("  CPU until every status was written: %.1f s in all (hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s, ...); the floor's: %.1f s (%.2fx)\n",
 		cpuTotal, hookCPU, mcCPU, apiCPU, floorCPUTotal, cpuTotal/floorCPUTotal)
-	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | runs' x floor | ms / Monocle | status s | settled s | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB | CPU x floor |\n")
-	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f | %.2f |\n",
-		flags, o.monocles, floor, children, ratio, runRatio, perMonocleMS, status, settled, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB, cpuTotal/floorCPUTotal)
+	fmt.Printf("\n| Metacontroller flags | N | floor s | children s | x floor | runs' x floor | ms / Monocle | status s | settled s | in-place updates | rewrites (quiet) | hook MiB | Metacontroller MiB | CPU x floor | job floor s | status x job floor | CPU x job floor |\n")
+	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f | %.2f | %.1f | %.2f | %.2f |\n",
+		flags, o.monocles, floor, children, ratio, runRatio, perMonocleMS, status, settled, updatesConverging+updatesQuiet, rewrites, hookMiB, mcMiB, cpuTotal/floorCPUTotal,
+		jobFloor, jobRatio, cpuTotal/jobFloorCPU)
 }

@@ -58,11 +58,6 @@ type Options struct {
 	BudgetWait time.Duration
 }
 
-// NewServer registers the hook's metrics with reg, with the default budget.
-func NewServer(env Env, log *slog.Logger, reg *prometheus.Registry, version string) *Server {
-	return New(env, log, reg, Options{Version: version})
-}
-
 // New registers the hook's metrics with reg.
 func New(env Env, log *slog.Logger, reg *prometheus.Registry, opts Options) *Server {
 	budget := NewBudget(cmp.Or(opts.MemoryBudget, DefaultMemoryBudget), cmp.Or(opts.BudgetWait, DefaultBudgetWait))

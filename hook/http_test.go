@@ -16,7 +16,7 @@ import (
 
 func newTestServer(t *testing.T, logs io.Writer) *httptest.Server {
 	t.Helper()
-	s := NewServer(testEnv(), slog.New(slog.NewJSONHandler(logs, nil)), prometheus.NewRegistry(), "test")
+	s := New(testEnv(), slog.New(slog.NewJSONHandler(logs, nil)), prometheus.NewRegistry(), Options{Version: "test"})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv
@@ -131,7 +131,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestHealthAndDrain(t *testing.T) {
-	s := NewServer(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), "test")
+	s := New(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{Version: "test"})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
@@ -150,7 +150,7 @@ func TestHealthAndDrain(t *testing.T) {
 
 func TestPanicIsA500AndCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := NewServer(Env{Now: nil, Rand: nil}, slog.New(slog.NewJSONHandler(io.Discard, nil)), reg, "test")
+	s := New(Env{Now: nil, Rand: nil}, slog.New(slog.NewJSONHandler(io.Discard, nil)), reg, Options{Version: "test"})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	// A nil clock panics inside Sync: the server must answer, not crash.
@@ -220,7 +220,7 @@ func TestHTTPParentIsAMonocle(t *testing.T) {
 // /customize is counted, timed and logged as customize, never as sync.
 func TestHTTPPerHandlerMetricsAndLogs(t *testing.T) {
 	logs := &lockedBuffer{}
-	s := NewServer(testEnv(), slog.New(slog.NewJSONHandler(logs, nil)), prometheus.NewRegistry(), "test")
+	s := New(testEnv(), slog.New(slog.NewJSONHandler(logs, nil)), prometheus.NewRegistry(), Options{Version: "test"})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	if code, body := post(t, srv.URL+"/customize", readFixture(t, "customize-v1")); code != 200 {

@@ -16,8 +16,8 @@
 // Reading is bounded for any input: the size, and the nodes the text may
 // make (counted from its bytes, prescan.go), are checked before parsing;
 // what the YAML expands to (aliases counted as their targets, never
-// expanded), before anything walks it. ParseCostOf and ParseCost bound what
-// Parse allocates, for a memory budget.
+// expanded), before anything walks it. ParseCostOf bounds what Parse
+// allocates, for a memory budget.
 //
 // Where it cannot be equal, on purpose or not: the limits refuse configs
 // Monocle would read; go.yaml.in/yaml/v3 is not HsYAML, so exotic YAML may
@@ -117,9 +117,9 @@ const (
 
 // ParseCostOf bounds the bytes Parse allocates on data, for a memory
 // budget. It reads data once, without allocating (except for UTF-16, which
-// it decodes), and is far closer than ParseCost for most configs: a
-// realistic config of MaxBytes without aliases is charged about 10 to 20 MB
-// and costs 4 to 9.
+// it decodes), and is far closer than a bound by size alone (parseCost, in
+// the tests) for most configs: a realistic config of MaxBytes without
+// aliases is charged about 10 to 20 MB and costs 4 to 9.
 func ParseCostOf(data []byte) int64 {
 	if len(data) > DefaultLimits.MaxBytes {
 		return costBase
@@ -133,14 +133,6 @@ func ParseCostOf(data []byte) int64 {
 		cost += costOfAliases
 	}
 	return min(cost, maxParseCost) + costBase
-}
-
-// ParseCost bounds the bytes Parse allocates on any config of n bytes: what
-// ParseCostOf may charge a config of that size (at most 5 counted nodes per
-// byte, "????"). It is maxParseCost plus costBase from 9 KB on.
-func ParseCost(n int) int64 {
-	perByte := int64(5*costPerCount + costPerByte + costPerFlowLevel)
-	return min(perByte*int64(n)+costOfAliases, maxParseCost) + costBase
 }
 
 // Config is what the hook needs from a valid config.

@@ -305,7 +305,15 @@ var costShapes = []costShape{
 // maxParseAlloc is the goal: what Parse may allocate on any config.
 const maxParseAlloc = 24 << 20
 
-// ParseCost holds on the costliest shapes found, at their largest and at
+// parseCost bounds the bytes Parse allocates on any config of n bytes: what
+// ParseCostOf may charge a config of that size (at most 5 counted nodes per
+// byte, "????"). It is maxParseCost plus costBase from 9 KB on.
+func parseCost(n int) int64 {
+	perByte := int64(5*costPerCount + costPerByte + costPerFlowLevel)
+	return min(perByte*int64(n)+costOfAliases, maxParseCost) + costBase
+}
+
+// ParseCostOf holds on the costliest shapes found, at their largest and at
 // 16 KiB (where the cost per byte, not MaxNodes, bounds them), and on
 // realistic configs; and the costliest is within maxParseAlloc. The table
 // of the report: go test -v -run TestParseCost.
@@ -344,18 +352,18 @@ func TestParseCost(t *testing.T) {
 	measure("alias bomb", aliasBomb())
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.alloc, a.alloc) })
 	for _, r := range rows {
-		costOf, cost := ParseCostOf(r.data), ParseCost(len(r.data))
+		costOf, cost := ParseCostOf(r.data), parseCost(len(r.data))
 		t.Logf("%-48s %6d bytes %6d counted %8d allocated, ParseCostOf %8d  %s",
 			r.name, len(r.data), boundYAML(r.data).units(), r.alloc, costOf, r.result)
 		switch {
 		case int64(r.alloc) > costOf:
 			t.Errorf("%s: %d bytes allocated, ParseCostOf says %d", r.name, r.alloc, costOf)
 		case costOf > cost:
-			t.Errorf("%s: ParseCostOf says %d, more than ParseCost's %d", r.name, costOf, cost)
+			t.Errorf("%s: ParseCostOf says %d, more than parseCost's %d", r.name, costOf, cost)
 		}
 	}
-	if ParseCost(MaxBytes) > maxParseAlloc {
-		t.Errorf("ParseCost(MaxBytes) is %d, more than %d", ParseCost(MaxBytes), maxParseAlloc)
+	if parseCost(MaxBytes) > maxParseAlloc {
+		t.Errorf("parseCost(MaxBytes) is %d, more than %d", parseCost(MaxBytes), maxParseAlloc)
 	}
 }
 

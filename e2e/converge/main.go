@@ -1225,10 +1225,14 @@ func hookSyncs(ctx context.Context, client *http.Client, url string) (count, sec
 	for sc.Scan() {
 		line := sc.Text()
 		var sum *float64
+		// /sync only: Metacontroller also calls /customize, once per
+		// Monocle it has not seen.
 		switch {
+		case !strings.Contains(line, `handler="sync"`):
+			continue
 		case strings.HasPrefix(line, "monocle_hook_sync_requests_total{"):
 			sum = &count
-		case strings.HasPrefix(line, "monocle_hook_sync_duration_seconds_sum "):
+		case strings.HasPrefix(line, "monocle_hook_sync_duration_seconds_sum{"):
 			sum = &seconds
 		default:
 			continue

@@ -33,27 +33,26 @@
 //     etcd; the CPU time each (and this program) spent from the first
 //     Monocle's create until every status was written.
 //
-// The second control plane, as fresh as the first was, gets the floor:
+// Two more control planes, each as fresh as the first was, get a warm-up
+// Monocle written as step 7 writes one (as step 1 had one), then a floor:
 //
-//  6. For N Monocles in M namespaces (the Monocles themselves are never
-//     created), the hook is asked for the children of a new Monocle; each
-//     gets what Metacontroller adds when it creates a child (namespace,
-//     controller-uid label, last-applied annotation, controller
+//  6. The floor: for N Monocles in M namespaces (the Monocles themselves
+//     are not created), the hook is asked for the children of a new
+//     Monocle; each gets what Metacontroller adds when it creates a child
+//     (namespace, controller-uid label, last-applied annotation, controller
 //     ownerReference). Then the same -clients parallel clients create them
 //     all: what the API server takes to store the same objects, with no
 //     controller in the way. And the CPU time it took, next to step 5's:
 //     on a machine of few cores, a controller's own CPU is taken from the
 //     API server's.
-//
-// A third control plane, as fresh, gets the job's floor:
-//
-//  7. The whole job with no controller: the same -clients parallel clients
-//     each take a Monocle in turn, create it, create its children as step 6
-//     does, and write the status the hook answered, once: every write
-//     Metacontroller's path makes at the least (the Monocle is the user's,
-//     the rest Metacontroller's), with no watch-driven sync between them.
-//     Step 2's "every status written" next to it is Metacontroller's own
-//     cost; step 6's floor leaves out the Monocles and their statuses.
+//  7. The job's floor, the whole job with no controller: the same -clients
+//     parallel clients each take a Monocle in turn, create it, create its
+//     children as step 6 does (owned by the UID it was given), and write
+//     the status the hook answered, once: every write Metacontroller's path
+//     makes at the least (the Monocle is the user's, the rest
+//     Metacontroller's), with no watch-driven sync between them. Step 2's
+//     "every status written" next to it is Metacontroller's own cost; step
+//     6's floor leaves out the Monocles and their statuses.
 //
 // kube-controller-manager is not started: its controllers would create Pods
 // and ReplicaSets and write the children's status, which is load and
@@ -334,10 +333,11 @@ func runOnce(ctx context.Context, o options, run int) (res result, err error) {
 	if err := converge(ctx, o, run, dir, hook, hookURL, &res); err != nil {
 		return res, err
 	}
-	if err := floor(ctx, o, run, hookURL, &res); err != nil {
+	if res.floor, res.floorCPU, err = writeDirectly(ctx, o, run, hookURL, false); err != nil {
 		return res, fmt.Errorf("the floor: %w", err)
 	}
-	if err := jobFloor(ctx, o, run, hookURL, &res); err != nil {
+	res.floorObjects, res.clients = o.monocles*res.perMonocle, o.clients
+	if res.jobFloor, res.jobFloorCPU, err = writeDirectly(ctx, o, run, hookURL, true); err != nil {
 		return res, fmt.Errorf("the job's floor: %w", err)
 	}
 	return res, nil
@@ -616,150 +616,129 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	return nil
 }
 
-// floor runs step 6 on a control plane of its own, as fresh as the one
-// Metacontroller met: the API server's cost of a create grows with what it
-// holds (kube-apiserver 1.37 lists every ClusterIP it allocated on each
-// Service create), so sharing one would favour whichever ran first.
-func floor(ctx context.Context, o options, run int, hookURL string, res *result) error {
+// writeDirectly runs step 6 (withMonocles false) or 7 on a control plane
+// of its own, as fresh as the one Metacontroller met: the API server's cost
+// of a create grows with what it holds (kube-apiserver 1.37 lists every
+// ClusterIP it allocated on each Service create), so sharing one would
+// favour whichever ran first. Metacontroller's run had a warm-up Monocle;
+// so has this one, written the same way before the clock starts (the first
+// writes of a kind pay for its handler: at 50 Monocles that is seconds).
+// The hook's answers are asked for before the clock too: what is timed is
+// the API server's work alone.
+func writeDirectly(ctx context.Context, o options, run int, hookURL string, withMonocles bool) (time.Duration, map[string]time.Duration, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cc, err := compositeController(o.controller, hookURL)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	var namespaces []string
+	namespaces := []string{warmupNS}
 	for i := range o.namespaces {
 		namespaces = append(namespaces, fmt.Sprintf("%s%d", floorPrefix, i))
 	}
 	cp, err := startControlPlane(ctx, o, cc, namespaces)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer func() {
 		cancel()
 		cp.stop(run)
 	}()
 	// The same watches as Metacontroller met.
-	if err := cp.watch(ctx, newTracker(o.monocles, res.perMonocle)); err != nil {
-		return err
+	if err := cp.watch(ctx, newTracker(o.monocles, 0)); err != nil {
+		return 0, nil, err
 	}
 
-	hookClient := &http.Client{Timeout: 10 * time.Second}
-	var objects []*unstructured.Unstructured
-	var gvrs []schema.GroupVersionResource
-	for i := range o.monocles {
-		parent := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", floorPrefix, i%o.namespaces), monocleName(i))
-		parent.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
-		parent.SetGeneration(1)
-		children, _, err := askHook(ctx, hookClient, hookURL+"/sync", parent)
-		if err != nil {
-			return err
-		}
-		for _, child := range children {
-			obj := asMetacontrollerCreates(child, parent)
-			m, err := cp.mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
-			if err != nil {
-				return err
-			}
-			objects, gvrs = append(objects, obj), append(gvrs, m.Resource)
-		}
-	}
-	procs := processes(nil)
-	cpuBefore := cpuTimes(procs)
-	start := time.Now()
-	if err := parallel(ctx, o.clients, len(objects), func(ctx context.Context, i int) error {
-		_, err := cp.dyn.Resource(gvrs[i]).Namespace(objects[i].GetNamespace()).Create(ctx, objects[i], metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return err
-	}
-	res.floor = time.Since(start)
-	res.floorCPU = cpuSince(procs, cpuBefore)
-	res.floorObjects, res.clients = len(objects), o.clients
-	return nil
-}
-
-// jobFloor runs step 7 on a control plane of its own: each Monocle is
-// created, then its children as Metacontroller creates them (for the UID
-// the API server gave it), then its status is written once, by -clients
-// parallel clients. The hook's answers are asked for before the clock
-// starts: what is timed is the API server's work alone.
-func jobFloor(ctx context.Context, o options, run int, hookURL string, res *result) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cc, err := compositeController(o.controller, hookURL)
-	if err != nil {
-		return err
-	}
-	var namespaces []string
-	for i := range o.namespaces {
-		namespaces = append(namespaces, fmt.Sprintf("%s%d", floorPrefix, i))
-	}
-	cp, err := startControlPlane(ctx, o, cc, namespaces)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cancel()
-		cp.stop(run)
-	}()
-	if err := cp.watch(ctx, newTracker(o.monocles, res.perMonocle)); err != nil {
-		return err
-	}
-
+	// A Monocle's writes: itself, its children as Metacontroller creates
+	// them, its status.
 	type job struct {
 		parent   *unstructured.Unstructured
-		children []map[string]any
+		answered []map[string]any             // the hook's children
+		children []*unstructured.Unstructured // ... as Metacontroller creates them
 		gvrs     []schema.GroupVersionResource
 		status   map[string]any
 	}
 	hookClient := &http.Client{Timeout: 10 * time.Second}
-	jobs := make([]job, o.monocles)
-	for i := range jobs {
-		parent := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", floorPrefix, i%o.namespaces), monocleName(i))
+	newJob := func(namespace, name string, i int) (job, error) {
+		parent := newMonocle(cp.parentGVR, cp.parentKind, namespace, name)
+		parent.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)))
+		parent.SetGeneration(1)
 		children, status, err := askHook(ctx, hookClient, hookURL+"/sync", parent)
 		if err != nil {
-			return err
+			return job{}, err
 		}
 		if status == nil {
-			return errors.New("the hook answered no status")
+			return job{}, errors.New("the hook answered no status")
 		}
-		j := job{parent: parent, children: children, status: status}
+		j := job{parent: parent, answered: children, status: status}
 		for _, child := range children {
-			gvk := (&unstructured.Unstructured{Object: child}).GroupVersionKind()
-			m, err := cp.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			obj := asMetacontrollerCreates(runtime.DeepCopyJSON(child), parent)
+			m, err := cp.mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
 			if err != nil {
-				return err
+				return job{}, err
 			}
-			j.gvrs = append(j.gvrs, m.Resource)
+			j.children, j.gvrs = append(j.children, obj), append(j.gvrs, m.Resource)
 		}
-		jobs[i] = j
+		return j, nil
 	}
-	procs := processes(nil)
-	cpuBefore := cpuTimes(procs)
-	start := time.Now()
-	if err := parallel(ctx, o.clients, len(jobs), func(ctx context.Context, i int) error {
-		j := jobs[i]
+	createChild := func(ctx context.Context, j job, k int) error {
+		_, err := cp.dyn.Resource(j.gvrs[k]).Namespace(j.children[k].GetNamespace()).Create(ctx, j.children[k], metav1.CreateOptions{})
+		return err
+	}
+	// Step 7: the Monocle first, its children owned by the UID the API
+	// server gave it, then its status.
+	writeAll := func(ctx context.Context, j job) error {
 		parents := cp.dyn.Resource(cp.parentGVR).Namespace(j.parent.GetNamespace())
+		j.parent.SetUID("")
+		j.parent.SetGeneration(0)
 		created, err := parents.Create(ctx, j.parent, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
-		for k, child := range j.children {
-			obj := asMetacontrollerCreates(runtime.DeepCopyJSON(child), created)
-			if _, err := cp.dyn.Resource(j.gvrs[k]).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		for k, child := range j.answered {
+			j.children[k] = asMetacontrollerCreates(runtime.DeepCopyJSON(child), created)
+			if err := createChild(ctx, j, k); err != nil {
 				return err
 			}
 		}
 		created.Object["status"] = j.status
 		_, err = parents.UpdateStatus(ctx, created, metav1.UpdateOptions{})
 		return err
-	}); err != nil {
-		return err
 	}
-	res.jobFloor = time.Since(start)
-	res.jobFloorCPU = cpuSince(procs, cpuBefore)
-	return nil
+
+	warmup, err := newJob(warmupNS, "warmup", -1)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := writeAll(ctx, warmup); err != nil {
+		return 0, nil, fmt.Errorf("the warm-up Monocle: %w", err)
+	}
+	jobs := make([]job, o.monocles)
+	type childOf struct{ job, k int }
+	var children []childOf
+	for i := range jobs {
+		if jobs[i], err = newJob(fmt.Sprintf("%s%d", floorPrefix, i%o.namespaces), monocleName(i), i); err != nil {
+			return 0, nil, err
+		}
+		for k := range jobs[i].children {
+			children = append(children, childOf{i, k})
+		}
+	}
+
+	procs := processes(nil)
+	cpuBefore := cpuTimes(procs)
+	start := time.Now()
+	if withMonocles {
+		err = parallel(ctx, o.clients, len(jobs), func(ctx context.Context, i int) error { return writeAll(ctx, jobs[i]) })
+	} else {
+		err = parallel(ctx, o.clients, len(children), func(ctx context.Context, i int) error {
+			return createChild(ctx, jobs[children[i].job], children[i].k)
+		})
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return time.Since(start), cpuSince(procs, cpuBefore), nil
 }
 
 // freeLoopbackAddress returns 127.0.0.1:port for a port free right now.

@@ -231,6 +231,7 @@ type result struct {
 	floorCPU          map[string]time.Duration // CPU time creating the floor's objects
 	jobFloor          time.Duration            // the Monocles, their children and their statuses, written directly
 	jobFloorCPU       map[string]time.Duration // CPU time writing them
+	mcRequests        map[string]float64       // Metacontroller's API requests by method until every status was written
 }
 
 // total is the CPU time of every process measured.
@@ -245,11 +246,11 @@ func total(cpu map[string]time.Duration) time.Duration {
 func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
-		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s; "+
+		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller's API requests converging %v; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s; "+
 		"job floor %.1f s (status %.2fx it), its CPU %s",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
-		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU),
+		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcRequests, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU),
 		r.jobFloor.Seconds(), r.status.Seconds()/r.jobFloor.Seconds(), formatCPU(r.jobFloorCPU))
 }
 
@@ -524,6 +525,10 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	// 2. Convergence.
 	procs := processes(map[string]int{"monocle-hook": hook.cmd.Process.Pid, "metacontroller": mc.cmd.Process.Pid})
 	cpuBefore := cpuTimes(procs)
+	requestsBefore, err := clientRequests(ctx, hookClient, "http://"+metricsAddr+"/metrics")
+	if err != nil {
+		return err
+	}
 	syncsBefore, secondsBefore, err := hookSyncs(ctx, hookClient, hookURL+"/metrics")
 	if err != nil {
 		return err
@@ -547,6 +552,14 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 	res.children, res.status = tr.childrenDone.Sub(start), tr.statusDone.Sub(start)
 	res.cpu = cpuSince(procs, cpuBefore)
+	requestsAfter, err := clientRequests(ctx, hookClient, "http://"+metricsAddr+"/metrics")
+	if err != nil {
+		return err
+	}
+	res.mcRequests = map[string]float64{}
+	for method, n := range requestsAfter {
+		res.mcRequests[method] = n - requestsBefore[method]
+	}
 
 	// 3. Settling: once every child is there and every status written,
 	// Metacontroller syncs each Monocle again (its own status write and
@@ -1226,6 +1239,41 @@ func hookSyncs(ctx context.Context, client *http.Client, url string) (count, sec
 	return count, seconds, sc.Err()
 }
 
+// clientRequests reads from Metacontroller's metrics how many requests
+// its client-go sent to the API server, by method.
+func clientRequests(ctx context.Context, client *http.Client, url string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	counts := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		// rest_client_requests_total{code="201",host="127.0.0.1:41000",method="POST"} 350
+		labels, ok := strings.CutPrefix(sc.Text(), "rest_client_requests_total{")
+		if !ok {
+			continue
+		}
+		_, after, ok := strings.Cut(labels, `method="`)
+		if !ok {
+			continue
+		}
+		method, _, _ := strings.Cut(after, `"`)
+		fields := strings.Fields(labels)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("Metacontroller's metrics: %q: %w", sc.Text(), err)
+		}
+		counts[method] += v
+	}
+	return counts, sc.Err()
+}
+
 // process is a child process whose output goes to a log file.
 type process struct {
 	cmd     *exec.Cmd
@@ -1410,6 +1458,17 @@ func summarize(o options, flags string, results []result) {
 	fmt.Printf("  in-place updates (most in a run): %d converging, %d in the %s quiet window; objects rewritten in it: %d\n",
 		updatesConverging, updatesQuiet, o.quiet, rewrites)
 	fmt.Printf("  the hook answered %.0f syncs in %.2f s in all until settled\n", syncs, hookSeconds)
+	methods := map[string]bool{}
+	for _, r := range results {
+		for m := range r.mcRequests {
+			methods[m] = true
+		}
+	}
+	var requests []string
+	for _, m := range slices.Sorted(maps.Keys(methods)) {
+		requests = append(requests, fmt.Sprintf("%s %.0f", m, med(func(r result) float64 { return r.mcRequests[m] })))
+	}
+	fmt.Printf("  Metacontroller's API requests until every status was written: %s\n", strings.Join(requests, ", "))
 	fmt.Printf("  VmHWM: hook %.0f MiB, Metacontroller %.0f MiB\n", hookMiB, mcMiB)
 	fmt.Printf("  CPU until every status was written: %.1f s in all (hook %.1f s, Metacontroller %.1f s, kube-apiserver %.1f s, ...); the floor's: %.1f s (%.2fx)\n",
 		cpuTotal, hookCPU, mcCPU, apiCPU, floorCPUTotal, cpuTotal/floorCPUTotal)

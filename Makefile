@@ -114,7 +114,7 @@ PLATFORMS ?= linux/amd64 linux/arm64
 # 1 says) with MC_FLAGS; MONOCLES Monocles in NAMESPACES namespaces, RUNS
 # runs, medians reported. E.g.
 #   make converge METACONTROLLER=/path/to/metacontroller MONOCLES=200 \
-#     MC_FLAGS="--client-go-qps=200 --client-go-burst=400 --workers=20"
+#     MC_FLAGS="--client-go-qps=500 --client-go-burst=1000"
 MONOCLES   ?= 50
 NAMESPACES ?= 10
 RUNS       ?= 3

@@ -1267,7 +1267,7 @@ func clientRequests(ctx context.Context, client *http.Client, url string) (map[s
 		fields := strings.Fields(labels)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("Metacontroller's metrics: %q: %w", sc.Text(), err)
+			return nil, fmt.Errorf("metacontroller's metrics: %q: %w", sc.Text(), err)
 		}
 		counts[method] += v
 	}

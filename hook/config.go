@@ -49,11 +49,11 @@ func configSource(n names, s settings, generated map[string]string, rel Related)
 	}
 	cm := byName(rel.ConfigMaps)[s.configMap]
 	if cm == nil {
-		return "", &fieldError{ReasonReferenceNotFound, "configMapRef.name", fmt.Sprintf("names ConfigMap %q, which does not exist: the API and the crawler keep their config", s.configMap)}
+		return "", &fieldError{ReasonReferenceNotFound, "configMapRef.name", fmt.Sprintf("names ConfigMap %s, which does not exist: the API and the crawler keep their config", quote(s.configMap))}
 	}
 	text, ok := cm.Data[configFile]
 	if !ok {
-		return "", &fieldError{ReasonConfigInvalid, "configMapRef.name", fmt.Sprintf("names ConfigMap %q, which has no %s: the API and the crawler keep their config", s.configMap, configFile)}
+		return "", &fieldError{ReasonConfigInvalid, "configMapRef.name", fmt.Sprintf("names ConfigMap %s, which has no %s: the API and the crawler keep their config", quote(s.configMap), configFile)}
 	}
 	return text, nil
 }
@@ -79,7 +79,7 @@ func validateConfig(n names, s settings, text string, env func(string) bool) (va
 		field, where := "config", ""
 		switch {
 		case s.configMap != "":
-			field, where = "configMapRef.name", fmt.Sprintf("ConfigMap %q: ", s.configMap)
+			field, where = "configMapRef.name", fmt.Sprintf("ConfigMap %s: ", quote(s.configMap))
 		case s.config == "":
 			field, where = "", fmt.Sprintf("ConfigMap %q (generated, edited by hand): ", n.api)
 		}

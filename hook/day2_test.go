@@ -340,12 +340,12 @@ func TestElasticsearchMemory(t *testing.T) {
 		"heap over half the memory: applied, noted": {`{"elasticsearch":{"heap":"3g","resources":{"limits":{"memory":"4Gi"}}}}`, "3g", "4Gi", ""},
 		"memory from requests":                      {`{"elasticsearch":{"resources":{"requests":{"memory":"2Gi"}}}}`, "1024m", "", ""},
 		"large memory: heap 31g":                    {`{"elasticsearch":{"resources":{"limits":{"memory":"128Gi"}}}}`, "31744m", "128Gi", ""},
-		"heap overflows":                            {`{"elasticsearch":{"heap":"99999999999999999999g"}}`, "", "", "spec.elasticsearch.heap 99999999999999999999g is over 31g"},
+		"heap overflows":                            {`{"elasticsearch":{"heap":"999999999999999g"}}`, "", "", "spec.elasticsearch.heap 999999999999999g is over 31g"},
 		"heap over 31g":                             {`{"elasticsearch":{"heap":"32g"}}`, "", "", "spec.elasticsearch.heap 32g is over 31g"},
 		"heap zero":                                 {`{"elasticsearch":{"heap":"0m"}}`, "", "", "spec.elasticsearch.heap 0m is under 256m"},
 		"heap negative":                             {`{"elasticsearch":{"heap":"-1g"}}`, "", "", "spec.elasticsearch.heap"},
 		"memory too small":                          {`{"elasticsearch":{"resources":{"limits":{"memory":"1Mi"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory 1Mi is too small"},
-		"memory negative":                           {`{"elasticsearch":{"resources":{"limits":{"memory":"-1Gi"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory -1Gi is not a memory size"},
+		"memory negative":                           {`{"elasticsearch":{"resources":{"limits":{"memory":"-1Gi"}}}}`, "", "", "spec.elasticsearch.resources.limits[memory] Invalid value \"-1Gi\": must be greater than or equal to 0"},
 		"memory zero, heap given":                   {`{"elasticsearch":{"heap":"512m","resources":{"limits":{"memory":"0"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory"},
 	}
 	for name, tc := range tests {

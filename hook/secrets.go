@@ -94,7 +94,7 @@ func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hash
 	relSecrets := byName(rel.Secrets)
 	if s.secret != "" {
 		if sec := relSecrets[s.secret]; sec == nil {
-			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %q, which does not exist", s.secret)})
+			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %s, which does not exist", quote(s.secret))})
 		} else {
 			env = append(env, sec.Data)
 		}
@@ -104,10 +104,10 @@ func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hash
 		sec := relSecrets[ref.Name]
 		switch {
 		case sec == nil || sec.Data[ref.Key] == nil:
-			missing = append(missing, &fieldError{ReasonReferenceNotFound, "elasticsearch.urlSecretRef", fmt.Sprintf("names key %q of Secret %q, which does not exist", ref.Key, ref.Name)})
+			missing = append(missing, &fieldError{ReasonReferenceNotFound, "elasticsearch.urlSecretRef", fmt.Sprintf("names key %s of Secret %s, which does not exist", quote(ref.Key), quote(ref.Name))})
 		case !strings.HasPrefix(string(sec.Data[ref.Key]), "http://"):
 			// Never quote the value: it may hold credentials.
-			hold = &fieldError{ReasonInvalidElasticsearchURL, "elasticsearch.urlSecretRef", fmt.Sprintf("key %q of Secret %q is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", ref.Key, ref.Name)}
+			hold = &fieldError{ReasonInvalidElasticsearchURL, "elasticsearch.urlSecretRef", fmt.Sprintf("key %s of Secret %s is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", quote(ref.Key), quote(ref.Name))}
 		default:
 			hashed = append(slices.Clip(env), map[string][]byte{ref.Key: sec.Data[ref.Key]})
 		}

@@ -54,10 +54,9 @@ type snapshotSettings struct {
 const (
 	// snapshotsVolume names the volumeClaimTemplate and the mount.
 	snapshotsVolume = "snapshots"
-	// maxScheduleLength and maxKeep bound what a Monocle's writer sets (the
-	// CRD holds the same numbers).
-	maxScheduleLength = 128
-	maxKeep           = 1000
+	// maxKeep bounds what a Monocle's writer sets (the CRD holds the same
+	// number).
+	maxKeep = 1000
 	// snapshotTimeout bounds one run of `monocle-hook snapshot`.
 	snapshotTimeout = 30 * time.Minute
 	// snapshotAttempts is the Job's backoffLimit+1: a run Elasticsearch
@@ -81,7 +80,7 @@ func resolveSnapshots(spec SnapshotsSpec, dataSize resource.Quantity) (*snapshot
 	const field = "elasticsearch.snapshots."
 	s := &snapshotSettings{schedule: spec.Schedule, timeZone: spec.TimeZone, suspend: spec.Suspend, class: spec.StorageClassName, size: dataSize}
 	if err := checkTimeZone(spec.TimeZone); err != nil {
-		return nil, invalid(field+"timeZone", "%q %v", spec.TimeZone, err)
+		return nil, invalid(field+"timeZone", "%s %v", quote(spec.TimeZone), err)
 	}
 	if err := checkSchedule(spec.Schedule, spec.TimeZone); err != nil {
 		return nil, invalid(field+"schedule", "%v", err)
@@ -96,7 +95,7 @@ func resolveSnapshots(spec SnapshotsSpec, dataSize resource.Quantity) (*snapshot
 	if spec.StorageSize != "" {
 		q, err := resource.ParseQuantity(spec.StorageSize)
 		if err != nil || q.Sign() <= 0 {
-			return nil, invalid(field+"storageSize", "%q is not a positive quantity such as 10Gi", spec.StorageSize)
+			return nil, invalid(field+"storageSize", "%s is not a positive quantity such as 10Gi", quote(spec.StorageSize))
 		}
 		s.size, s.sizeAsked = q, true
 	}
@@ -110,24 +109,22 @@ func checkSchedule(schedule, timeZone string) error {
 	switch {
 	case schedule == "":
 		return fmt.Errorf("is required: a cron schedule such as \"0 3 * * *\" or @daily")
-	case len(schedule) > maxScheduleLength:
-		return fmt.Errorf("is longer than %d characters", maxScheduleLength)
 	case strings.Contains(schedule, "TZ"):
 		// As the API server says it of a new CronJob.
-		return fmt.Errorf("%q: cannot use TZ or CRON_TZ in schedule, use timeZone instead", schedule)
+		return fmt.Errorf("%s: cannot use TZ or CRON_TZ in schedule, use timeZone instead", quote(schedule))
 	}
 	if _, err := parseCron(schedule); err != nil {
-		return fmt.Errorf("%q is not a cron schedule: %v", schedule, err)
+		return fmt.Errorf("%s is not a cron schedule: %v", quote(schedule), err)
 	}
 	sched, err := scheduleIn(schedule, timeZone)
 	if err != nil {
-		return fmt.Errorf("%q: %v", schedule, err)
+		return fmt.Errorf("%s: %v", quote(schedule), err)
 	}
 	// Every satisfiable standard schedule fires within 5 years of any
 	// time, and 2000 is a leap year; robfig/cron answers zero for one that
 	// never does ("0 0 31 2 *").
 	if sched.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
-		return fmt.Errorf("%q never fires", schedule)
+		return fmt.Errorf("%s never fires", quote(schedule))
 	}
 	return nil
 }
@@ -319,7 +316,7 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 	}
 	sched, err := scheduleIn(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
 	if err != nil {
-		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %q: %v", cj.Name, cj.Spec.Schedule, err)
+		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %s: %v", cj.Name, quote(cj.Spec.Schedule), err)
 		return c
 	}
 	var success time.Time

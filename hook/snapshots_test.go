@@ -57,7 +57,7 @@ func TestSnapshotsSpecValidation(t *testing.T) {
 		"CRON_TZ in the schedule":       {`{"schedule":"CRON_TZ=Europe/Paris 0 3 * * *","keep":7}`, "spec.elasticsearch.snapshots.schedule", "use timeZone instead"},
 		"TZ= alone (robfig panics)":     {`{"schedule":"TZ=","keep":7}`, "spec.elasticsearch.snapshots.schedule", "use timeZone instead"},
 		"never fires":                   {`{"schedule":"0 0 31 2 *","keep":7}`, "spec.elasticsearch.snapshots.schedule", "never fires"},
-		"too long":                      {`{"schedule":"` + strings.Repeat("1,", 100) + `1 * * * *","keep":7}`, "spec.elasticsearch.snapshots.schedule", "longer than 128"},
+		"too long":                      {`{"schedule":"` + strings.Repeat("1,", 100) + `1 * * * *","keep":7}`, "spec.elasticsearch.snapshots.schedule", "over the CRD's 128"},
 		"unknown time zone":             {`{"schedule":"0 3 * * *","timeZone":"Mars/Olympus","keep":7}`, "spec.elasticsearch.snapshots.timeZone", "not a known time zone"},
 		"time zone with a path":         {`{"schedule":"0 3 * * *","timeZone":"../etc/passwd","keep":7}`, "spec.elasticsearch.snapshots.timeZone", "not a time zone name"},
 		"no keep":                       {`{"schedule":"@daily"}`, "spec.elasticsearch.snapshots.keep", "is required"},

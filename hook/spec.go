@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -152,9 +153,42 @@ type fieldError struct {
 
 func (e *fieldError) Error() string {
 	if e.field == "" {
-		return e.message
+		return cut(e.message, maxMessage)
 	}
-	return "spec." + e.field + " " + e.message
+	return cut("spec."+cut(e.field, maxQuoted)+" "+e.message, maxMessage)
+}
+
+// A condition's message is at most 32,768 characters (its schema's
+// maxLength, as metav1.Condition's): over it, the status write is refused
+// and the status freezes. A user's value is quoted cut to maxQuoted
+// characters, and one error's message to maxMessage, so that the few
+// errors a condition joins stay far below the limit.
+const (
+	maxQuoted  = 253
+	maxMessage = 2048
+)
+
+// quote is %q of a user's value, cut to maxQuoted characters.
+func quote(s string) string {
+	if utf8.RuneCountInString(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(cut(s, maxQuoted))
+}
+
+// cut keeps the first n characters of s, and says so with an ellipsis.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
 }
 
 func invalid(field, format string, args ...any) *fieldError {
@@ -182,8 +216,14 @@ func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
 // most bad values; this is the hook's own guard for objects written before
 // the schema, or with validation off.
 func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
+	if ferr := checkBounds(raw); ferr != nil {
+		return settings{}, ferr
+	}
 	spec, ferr := decodeSpec(raw)
 	if ferr != nil {
+		return settings{}, ferr
+	}
+	if ferr := validateChildValues(&spec); ferr != nil {
 		return settings{}, ferr
 	}
 	es := spec.Elasticsearch
@@ -248,11 +288,11 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	}
 	s.publicURL = cmp.Or(urlValue, DefaultPublicURL)
 	if u, err := url.Parse(s.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return settings{}, invalid(urlField, "%q is not an http or https URL", s.publicURL)
+		return settings{}, invalid(urlField, "%s is not an http or https URL", quote(s.publicURL))
 	}
 	for _, f := range [][2]string{{"image", s.image}, {"elasticsearch.image", s.elastic.image}} {
 		if strings.ContainsAny(f[1], " \t\n") {
-			return settings{}, invalid(f[0], "%q is not an image reference", f[1])
+			return settings{}, invalid(f[0], "%s is not an image reference", quote(f[1]))
 		}
 	}
 
@@ -274,10 +314,10 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	}
 	q, err := resource.ParseQuantity(cmp.Or(size, DefaultStorageSize))
 	if err != nil {
-		return settings{}, invalid(sizeField, "%q is not a quantity such as 10Gi", size)
+		return settings{}, invalid(sizeField, "%s is not a quantity such as 10Gi", quote(size))
 	}
 	if q.Sign() <= 0 {
-		return settings{}, invalid(sizeField, "%q must be more than zero", size)
+		return settings{}, invalid(sizeField, "%s must be more than zero", quote(size))
 	}
 	s.elastic.size, s.elastic.sizeField = q, sizeField
 	s.elastic.classField = "elasticsearch.storageClassName"
@@ -324,7 +364,7 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev
 	if heap != "" {
 		m := heapPattern.FindStringSubmatch(heap)
 		if m == nil {
-			return fail("elasticsearch.heap", "%q is not a JVM size such as 512m or 2g", heap)
+			return fail("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", quote(heap))
 		}
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		shift := 20

@@ -54,6 +54,9 @@ const (
 	reasonSpecNotApplied = "SpecNotApplied"
 )
 
+// maxConditionMessage is half a condition message's maxLength (32,768).
+const maxConditionMessage = 16384
+
 const (
 	stateReady      = "Ready"
 	stateInProgress = "In Progress"
@@ -156,6 +159,8 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 
 	gen := parent.Metadata.Generation
 	for i := range conds {
+		// Whatever a message joins, its status stays writable.
+		conds[i].Message = cut(conds[i].Message, maxConditionMessage)
 		conds[i].ObservedGeneration = gen
 		conds[i].LastTransitionTime = transitionTime(parent.Status.Conditions, conds[i], now)
 	}

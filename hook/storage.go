@@ -93,7 +93,7 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 		return nil
 	}
 	if class := ptr.Deref(t.Spec.StorageClassName, ""); v.class != "" && class != v.class {
-		return &fieldError{ReasonImmutableField, v.classField, fmt.Sprintf("is %q but volume %s was created with %q, which cannot change: %q is kept", v.class, v.claim, class, class)}
+		return &fieldError{ReasonImmutableField, v.classField, fmt.Sprintf("is %s but volume %s was created with %s, which cannot change: %s is kept", quote(v.class), v.claim, quote(class), quote(class))}
 	}
 	if !v.sizeAsked {
 		return nil

@@ -44,7 +44,7 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	if errs := validation.IsDNS1035Label(n.instance); len(errs) > 0 || len(n.instance) > MaxNameLength {
 		// The CRD's rule rejects such names; this guards objects made
 		// without it, whose children could not be named.
-		specErr = invalid("", "metadata.name %q must be a DNS-1035 label of at most %d characters", n.instance, MaxNameLength)
+		specErr = invalid("", "metadata.name %s must be a DNS-1035 label of at most %d characters", quote(n.instance), MaxNameLength)
 	}
 	var resp *SyncResponse
 	if specErr != nil {

@@ -1,0 +1,118 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/crd"
+)
+
+// bounds is the part of the CRD's schema that bounds a spec's size: each
+// string's length, list's items and map's entries. A Monocle stored before
+// a bound existed keeps its values (CRD ratcheting keeps them on update
+// too), so the hook checks them again before it decodes the spec.
+type bounds struct {
+	MaxLength            *int               `json:"maxLength"`
+	MaxItems             *int               `json:"maxItems"`
+	MaxProperties        *int               `json:"maxProperties"`
+	Properties           map[string]*bounds `json:"properties"`
+	Items                *bounds            `json:"items"`
+	AdditionalProperties *bounds            `json:"additionalProperties"`
+}
+
+// specBounds is read once from the CRD embedded in the binary.
+var specBounds = sync.OnceValue(func() *bounds {
+	var doc struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema bounds `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(crd.YAML, &doc); err != nil || len(doc.Spec.Versions) != 1 {
+		panic(fmt.Sprintf("the embedded CRD has no one version's schema: %v", err))
+	}
+	spec := doc.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	if spec == nil {
+		panic("the embedded CRD's schema has no spec")
+	}
+	return spec
+})
+
+// checkBounds walks a raw spec token by token against the CRD's bounds: it
+// builds nothing, so a spec of a million empty affinity terms costs no more
+// than its bytes, and it stops at the first value over a bound. Strings are
+// counted in characters, as the API server counts them.
+func checkBounds(raw []byte) *fieldError {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	return walkBounds(dec, specBounds(), "")
+}
+
+func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
+	tok, err := dec.Token()
+	if err != nil {
+		return invalid(path, "is not valid JSON: %v", err)
+	}
+	if b == nil {
+		b = &bounds{} // a field the schema does not know: walked, not bounded
+	}
+	switch t := tok.(type) {
+	case string:
+		if b.MaxLength != nil && len(t) > *b.MaxLength {
+			if n := utf8.RuneCountInString(t); n > *b.MaxLength {
+				return invalid(path, "is %d characters long, over the CRD's %d", n, *b.MaxLength)
+			}
+		}
+	case json.Delim:
+		if t == '[' {
+			for i := 0; dec.More(); i++ {
+				if b.MaxItems != nil && i == *b.MaxItems {
+					return invalid(path, "has more than the CRD's %d items", *b.MaxItems)
+				}
+				if err := walkBounds(dec, b.Items, path+"["+strconv.Itoa(i)+"]"); err != nil {
+					return err
+				}
+			}
+		} else {
+			for i := 0; dec.More(); i++ {
+				if b.MaxProperties != nil && i == *b.MaxProperties {
+					return invalid(path, "has more than the CRD's %d entries", *b.MaxProperties)
+				}
+				key, err := dec.Token()
+				if err != nil {
+					return invalid(path, "is not valid JSON: %v", err)
+				}
+				k, _ := key.(string)
+				child, sub := b.Properties[k], joinField(path, k)
+				if child == nil && b.AdditionalProperties != nil {
+					child, sub = b.AdditionalProperties, path+"["+quote(k)+"]"
+				}
+				if err := walkBounds(dec, child, sub); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing ] or }
+			return invalid(path, "is not valid JSON: %v", err)
+		}
+	}
+	return nil
+}
+
+func joinField(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}

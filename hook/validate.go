@@ -1,0 +1,401 @@
+package hook
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
+)
+
+// validateChildValues checks every spec value that the hook copies into a
+// child by the rules the API server applies to that child (Kubernetes
+// v1.37's pkg/apis/core and networking validation, ported with
+// apimachinery's helpers). A value it refuses would leave the child
+// uncreated or frozen while the status said the spec applied. The CRD
+// holds the same rules for new objects; this is for those stored before.
+// Paths are relative to spec; the first error, in field order, is returned.
+func validateChildValues(spec *Spec) *fieldError {
+	es := spec.Elasticsearch
+	var errs field.ErrorList
+	errs = append(errs, validateResources(es.Resources, field.NewPath("elasticsearch", "resources"))...)
+	errs = append(errs, validateResources(spec.API.Resources, field.NewPath("api", "resources"))...)
+	errs = append(errs, validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources"))...)
+
+	errs = append(errs, validateNodeSelector(spec.NodeSelector, field.NewPath("nodeSelector"))...)
+	errs = append(errs, validateTolerations(spec.Tolerations, field.NewPath("tolerations"))...)
+	errs = append(errs, validateAffinity(spec.Affinity, field.NewPath("affinity"))...)
+
+	// A PersistentVolumeClaim's class, and the names of the objects a pod
+	// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
+	// ConfigMap key. A ConfigMap the hook only reads is held to the same
+	// rule: no ConfigMap can have another name.
+	errs = append(errs, dnsSubdomain(spec.StorageClassName, field.NewPath("storageClassName"))...)
+	errs = append(errs, dnsSubdomain(es.StorageClassName, field.NewPath("elasticsearch", "storageClassName"))...)
+	if es.Snapshots != nil {
+		errs = append(errs, dnsSubdomain(es.Snapshots.StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName"))...)
+	}
+	if ref := es.URLSecretRef; ref != nil {
+		p := field.NewPath("elasticsearch", "urlSecretRef")
+		errs = append(errs, dnsSubdomain(ref.Name, p.Child("name"))...)
+		errs = append(errs, messages(validation.IsConfigMapKey(ref.Key), ref.Key, p.Child("key"))...)
+	}
+	if spec.ConfigMapRef != nil {
+		errs = append(errs, dnsSubdomain(spec.ConfigMapRef.Name, field.NewPath("configMapRef", "name"))...)
+	}
+	if spec.SecretRef != nil {
+		errs = append(errs, dnsSubdomain(spec.SecretRef.Name, field.NewPath("secretRef", "name"))...)
+	}
+	if spec.Ingress != nil {
+		errs = append(errs, validateIngress(spec.Ingress, field.NewPath("ingress"))...)
+	}
+	if spec.Route != nil {
+		errs = append(errs, ingressHost(spec.Route.Host, field.NewPath("route", "host"))...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	e := errs[0]
+	msg := e.Type.String()
+	if v, ok := e.BadValue.(string); ok && e.Type != field.ErrorTypeRequired {
+		msg += " " + quote(v)
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return invalid(e.Field, "%s (the API server would refuse the children)", msg)
+}
+
+func messages(msgs []string, value string, p *field.Path) field.ErrorList {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, value, strings.Join(msgs, "; "))}
+}
+
+func dnsSubdomain(name string, p *field.Path) field.ErrorList {
+	if name == "" {
+		return nil
+	}
+	return messages(validation.IsDNS1123Subdomain(name), name, p)
+}
+
+// validateResources is a container's validateResourceRequirements: names a
+// container may request, quantities not negative (integers for extended
+// resources, whole pages for huge pages), requests within limits, and
+// equal to them for resources that cannot be overcommitted.
+func validateResources(r *corev1.ResourceRequirements, p *field.Path) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	cpuOrMemory, hugePages := false, false
+	check := func(list corev1.ResourceList, p *field.Path) {
+		for _, name := range slices.Sorted(maps.Keys(list)) {
+			q, kp := list[name], p.Key(string(name))
+			errs = append(errs, containerResourceName(string(name), kp)...)
+			if q.Sign() < 0 {
+				errs = append(errs, field.Invalid(kp, q.String(), "must be greater than or equal to 0"))
+			}
+			if extendedResource(string(name)) && q.MilliValue()%1000 != 0 {
+				errs = append(errs, field.Invalid(kp, q.String(), "must be an integer"))
+			}
+			if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+				hugePages = true
+				if !hugePagesDivisible(string(name), q) {
+					errs = append(errs, field.Invalid(kp, q.String(), fmt.Sprintf("%s is not positive integer multiple of %s", q.String(), name)))
+				}
+			}
+			cpuOrMemory = cpuOrMemory || name == corev1.ResourceCPU || name == corev1.ResourceMemory
+		}
+	}
+	check(r.Limits, p.Child("limits"))
+	check(r.Requests, p.Child("requests"))
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
+		req := r.Requests[name]
+		limit, ok := r.Limits[name]
+		switch {
+		case ok && !overcommitAllowed(string(name)) && req.Cmp(limit) != 0:
+			errs = append(errs, field.Invalid(p.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+		case ok && req.Cmp(limit) > 0:
+			errs = append(errs, field.Invalid(p.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		case !ok && !overcommitAllowed(string(name)):
+			errs = append(errs, field.Required(p.Child("limits").Key(string(name)), "Limit must be set for non overcommitable resources"))
+		}
+	}
+	if hugePages && !cpuOrMemory {
+		errs = append(errs, field.Forbidden(p, "HugePages require cpu or memory"))
+	}
+	return errs
+}
+
+// containerResourceName: cpu, memory, ephemeral-storage, hugepages-<size>,
+// or a name with a domain (an extended resource unless in kubernetes.io).
+func containerResourceName(name string, p *field.Path) field.ErrorList {
+	if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
+		return messages(msgs, name, p)
+	}
+	if !strings.Contains(name, "/") {
+		switch corev1.ResourceName(name) {
+		case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+			return nil
+		}
+		if strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) {
+			return nil
+		}
+		return field.ErrorList{field.Invalid(p, name, "must be a standard resource for containers")}
+	}
+	if !nativeResource(name) && !extendedResource(name) {
+		return field.ErrorList{field.Invalid(p, name, "doesn't follow extended resource name standard")}
+	}
+	return nil
+}
+
+func nativeResource(name string) bool {
+	return !strings.Contains(name, "/") || strings.Contains(name, corev1.ResourceDefaultNamespacePrefix)
+}
+
+func extendedResource(name string) bool {
+	if nativeResource(name) || strings.HasPrefix(name, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+name)) == 0
+}
+
+func overcommitAllowed(name string) bool {
+	return nativeResource(name) && !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix)
+}
+
+func hugePagesDivisible(name string, q resource.Quantity) bool {
+	page, err := resource.ParseQuantity(strings.TrimPrefix(name, corev1.ResourceHugePagesPrefix))
+	if err != nil || page.Sign() <= 0 || page.MilliValue()%1000 != 0 {
+		return false
+	}
+	return q.Value()%page.Value() == 0
+}
+
+func validateNodeSelector(sel map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
+		errs = append(errs, metav1validation.ValidateLabelName(k, p)...)
+		errs = append(errs, messages(validation.IsValidLabelValue(sel[k]), sel[k], p.Key(k))...)
+	}
+	return errs
+}
+
+func validateTolerations(tolerations []corev1.Toleration, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range tolerations {
+		ip := p.Index(i)
+		if t.Key != "" {
+			errs = append(errs, metav1validation.ValidateLabelName(t.Key, ip.Child("key"))...)
+		}
+		if t.Key == "" && t.Operator != corev1.TolerationOpExists {
+			errs = append(errs, field.Invalid(ip.Child("operator"), string(t.Operator), "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+		}
+		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+			errs = append(errs, field.Invalid(ip.Child("effect"), string(t.Effect), "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+		}
+		switch t.Operator {
+		case corev1.TolerationOpEqual, "":
+			errs = append(errs, messages(validation.IsValidLabelValue(t.Value), t.Value, ip.Child("value"))...)
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				errs = append(errs, field.Invalid(ip.Child("value"), t.Value, "value must be empty when `operator` is 'Exists'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(ip.Child("operator"), t.Operator, []string{string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists)}))
+		}
+		switch t.Effect {
+		case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			errs = append(errs, field.NotSupported(ip.Child("effect"), t.Effect, []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
+		}
+	}
+	return errs
+}
+
+func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
+	if a == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if na := a.NodeAffinity; na != nil {
+		np := p.Child("nodeAffinity")
+		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+			tp := np.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+			if len(req.NodeSelectorTerms) == 0 {
+				errs = append(errs, field.Required(tp, "must have at least one node selector term"))
+			}
+			for i, term := range req.NodeSelectorTerms {
+				errs = append(errs, validateNodeSelectorTerm(term, tp.Index(i))...)
+			}
+		}
+		for i, term := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+			tp := np.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+			errs = append(errs, weight(term.Weight, tp.Child("weight"))...)
+			errs = append(errs, validateNodeSelectorTerm(term.Preference, tp.Child("preference"))...)
+		}
+	}
+	podTerms := func(required []corev1.PodAffinityTerm, preferred []corev1.WeightedPodAffinityTerm, p *field.Path) {
+		for i, term := range required {
+			errs = append(errs, validatePodAffinityTerm(term, p.Child("requiredDuringSchedulingIgnoredDuringExecution").Index(i))...)
+		}
+		for i, term := range preferred {
+			tp := p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+			errs = append(errs, weight(term.Weight, tp.Child("weight"))...)
+			errs = append(errs, validatePodAffinityTerm(term.PodAffinityTerm, tp.Child("podAffinityTerm"))...)
+		}
+	}
+	if pa := a.PodAffinity; pa != nil {
+		podTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution, p.Child("podAffinity"))
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		podTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution, p.Child("podAntiAffinity"))
+	}
+	return errs
+}
+
+func weight(w int32, p *field.Path) field.ErrorList {
+	if w <= 0 || w > 100 {
+		return field.ErrorList{field.Invalid(p, w, "must be in the range 1-100")}
+	}
+	return nil
+}
+
+// validateNodeSelectorTerm holds preferred terms to the required terms'
+// rule on values (label values), which the API server waives for them:
+// a value no label can have matches no node.
+func validateNodeSelectorTerm(term corev1.NodeSelectorTerm, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, rq := range term.MatchExpressions {
+		rp := p.Child("matchExpressions").Index(i)
+		switch rq.Operator {
+		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+			if len(rq.Values) == 0 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+			}
+		case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+			if len(rq.Values) > 0 {
+				errs = append(errs, field.Forbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+			}
+		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+			if len(rq.Values) != 1 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+			}
+		default:
+			errs = append(errs, field.Invalid(rp.Child("operator"), string(rq.Operator), "not a valid selector operator"))
+		}
+		errs = append(errs, metav1validation.ValidateLabelName(rq.Key, rp.Child("key"))...)
+		for j, v := range rq.Values {
+			errs = append(errs, messages(validation.IsValidLabelValue(v), v, rp.Child("values").Index(j))...)
+		}
+	}
+	for i, rq := range term.MatchFields {
+		rp := p.Child("matchFields").Index(i)
+		switch rq.Operator {
+		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
+			if len(rq.Values) != 1 {
+				errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+			}
+		default:
+			errs = append(errs, field.Invalid(rp.Child("operator"), string(rq.Operator), "not a valid selector operator"))
+		}
+		if rq.Key != "metadata.name" {
+			errs = append(errs, field.Invalid(rp.Child("key"), rq.Key, "not a valid field selector key"))
+			continue
+		}
+		for j, v := range rq.Values {
+			errs = append(errs, dnsSubdomain(v, rp.Child("values").Index(j))...)
+		}
+	}
+	return errs
+}
+
+func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.ErrorList {
+	opts := metav1validation.LabelSelectorValidationOptions{}
+	errs := metav1validation.ValidateLabelSelector(term.LabelSelector, opts, p.Child("labelSelector"))
+	errs = append(errs, metav1validation.ValidateLabelSelector(term.NamespaceSelector, opts, p.Child("namespaceSelector"))...)
+	for _, ns := range term.Namespaces {
+		errs = append(errs, messages(validation.IsDNS1123Label(ns), ns, p.Child("namespace"))...)
+	}
+	for _, keys := range []struct {
+		name string
+		keys []string
+	}{{"matchLabelKeys", term.MatchLabelKeys}, {"mismatchLabelKeys", term.MismatchLabelKeys}} {
+		if len(keys.keys) > 0 && term.LabelSelector == nil {
+			errs = append(errs, field.Forbidden(p.Child(keys.name), "must not be specified when labelSelector is not set"))
+			continue
+		}
+		for i, k := range keys.keys {
+			errs = append(errs, metav1validation.ValidateLabelName(k, p.Child(keys.name).Index(i))...)
+		}
+	}
+	if sel := term.LabelSelector; sel != nil {
+		// A key of matchLabelKeys that is both in matchLabels and in
+		// matchExpressions.
+		for i, k := range term.MatchLabelKeys {
+			_, inLabels := sel.MatchLabels[k]
+			if inLabels && slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool { return r.Key == k }) {
+				errs = append(errs, field.Invalid(p.Child("matchLabelKeys").Index(i), k, "exists in both matchLabelKeys and labelSelector"))
+			}
+		}
+	}
+	for i, k := range term.MatchLabelKeys {
+		if slices.Contains(term.MismatchLabelKeys, k) {
+			errs = append(errs, field.Invalid(p.Child("matchLabelKeys").Index(i), k, "exists in both matchLabelKeys and mismatchLabelKeys"))
+		}
+	}
+	if term.TopologyKey == "" {
+		errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
+	}
+	return append(errs, metav1validation.ValidateLabelName(term.TopologyKey, p.Child("topologyKey"))...)
+}
+
+// maxIngressAnnotations bounds the annotations copied into the Ingress (the
+// CRD's rule): they are in its metadata and again, JSON-escaped, in
+// Metacontroller's last-applied copy, and all of an object's annotations
+// must fit 256 KiB.
+const maxIngressAnnotations = 16 << 10
+
+func validateIngress(in *IngressSpec, p *field.Path) field.ErrorList {
+	errs := ingressHost(in.Host, p.Child("host"))
+	errs = append(errs, dnsSubdomain(in.ClassName, p.Child("className"))...)
+	errs = append(errs, dnsSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(in.Annotations, p.Child("annotations"))...)
+	total := 0
+	for k, v := range in.Annotations {
+		total += len(k) + len(v)
+	}
+	if total > maxIngressAnnotations {
+		errs = append(errs, field.TooLong(p.Child("annotations"), "", maxIngressAnnotations))
+	}
+	const classAnnotation = "kubernetes.io/ingress.class"
+	if v, ok := in.Annotations[classAnnotation]; ok && in.ClassName != "" && v != in.ClassName {
+		errs = append(errs, field.Invalid(p.Child("annotations").Key(classAnnotation), v, "must match `ingressClassName` when both are specified"))
+	}
+	return errs
+}
+
+// ingressHost: a DNS name (a wildcard's "*." first), in lower case, with no
+// port, never an IP address.
+func ingressHost(host string, p *field.Path) field.ErrorList {
+	if host == "" {
+		return nil
+	}
+	if netutils.ParseIPSloppy(host) != nil {
+		return field.ErrorList{field.Invalid(p, host, "must be a DNS name, not an IP address")}
+	}
+	if strings.Contains(host, "*") {
+		return messages(validation.IsWildcardDNS1123Subdomain(host), host, p)
+	}
+	return messages(validation.IsDNS1123Subdomain(host), host, p)
+}

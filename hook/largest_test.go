@@ -1,0 +1,78 @@
+package hook
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/change-metrics/monocle-hook/internal/testbodies"
+)
+
+// syncBody is Sync through JSON, as /sync runs it.
+func syncBody(t testing.TB) func([]byte) ([]byte, error) {
+	return func(body []byte) ([]byte, error) {
+		resp, err := Sync(decodeRequest(t, body), testEnv())
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(resp)
+	}
+}
+
+// The largest Monocle the CRD admits (every list and map at its bound, read
+// from the CRD) is applied whole; each of its children, with
+// Metacontroller's last-applied copy, fits the API server's 256 KiB of
+// annotations; its converged sync request fits the hook's body limit.
+func TestLargestMonocle(t *testing.T) {
+	crd, err := os.ReadFile("../crd/monocle.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := testbodies.LargestRequest(crd, syncBody(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := decodeRequest(t, body)
+	resp, err := Sync(req, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Status.Condition(ConditionSpecApplied); c.Status != "True" {
+		t.Fatalf("SpecApplied %s %s: %.500s", c.Status, c.Reason, c.Message)
+	}
+	if len(resp.Children) != 11 {
+		t.Errorf("%d children, want all 11 (with the update-idents Job and the snapshot CronJob)", len(resp.Children))
+	}
+	var raw struct {
+		Children map[string]map[string]struct {
+			Metadata struct {
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		} `json:"children"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	const annotationsLimit = 256 << 10 // TotalAnnotationSizeLimitB: keys and values
+	largest, largestName := 0, ""
+	for _, objs := range raw.Children {
+		for _, o := range objs {
+			size := 0
+			for k, v := range o.Metadata.Annotations {
+				size += len(k) + len(v)
+			}
+			if size > largest {
+				largest, largestName = size, o.Metadata.Name
+			}
+			if size > annotationsLimit {
+				t.Errorf("%s: %d bytes of annotations, over the API server's %d", o.Metadata.Name, size, annotationsLimit)
+			}
+			t.Logf("%s: %d bytes of annotations", o.Metadata.Name, size)
+		}
+	}
+	if len(body) > MaxBodyBytes {
+		t.Errorf("the converged sync request is %d bytes, over the hook's %d", len(body), MaxBodyBytes)
+	}
+	t.Logf("converged sync request %d bytes (limit %d); largest annotations %d bytes (%s, limit %d)", len(body), MaxBodyBytes, largest, largestName, annotationsLimit)
+}

@@ -155,7 +155,7 @@ func TestAttackFullBudgetIs429(t *testing.T) {
 // with 413: waiting and retrying cannot help it.
 func TestAttackBeyondTheBudgetIs413(t *testing.T) {
 	s, srv, _ := budgetServer(t, Options{MemoryBudget: 1 << 20}, nil)
-	body, err := testbodies.WithConfig(readFixture(t, "sync-v1-observed-children"), testbodies.Config(64<<10))
+	body, err := testbodies.WithSpec(readFixture(t, "sync-v1-observed-children"), "config", testbodies.Config(64<<10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +186,12 @@ func TestAttackBursts(t *testing.T) {
 		budget      int64
 	}{
 		// Each costs about 2.3 MiB, mostly to parse its config.
-		"64 KiB configs": {must(testbodies.WithConfig(fixture, testbodies.Config(64<<10))), 8, 6 << 20},
+		"64 KiB configs": {must(testbodies.WithSpec(fixture, "config", testbodies.Config(64<<10))), 8, 6 << 20},
 		// Each costs about 600 KiB.
 		"100 KB requests": {must(testbodies.Grown(fixture, 100_000)), 16, 2 << 20},
 		// The YAML parser's to refuse (its expanded size is bounded):
 		// here it must only not take the hook down.
-		"alias bombs": {must(testbodies.WithConfig(fixture, testbodies.AliasBomb(1000, 100))), 4, 0},
+		"alias bombs": {must(testbodies.WithSpec(fixture, "config", testbodies.AliasBomb(1000, 100))), 4, 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -319,7 +319,7 @@ func BenchmarkRequestHeap(b *testing.B) {
 	base := readFixture(b, "sync-v1-observed-children")
 	for _, size := range []int{64 << 10, 256 << 10, 1 << 20} {
 		config := testbodies.Config(size)
-		withConfig, err := testbodies.WithConfig(base, config)
+		withConfig, err := testbodies.WithSpec(base, "config", config)
 		if err != nil {
 			b.Fatal(err)
 		}

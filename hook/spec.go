@@ -291,7 +291,9 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		return settings{}, invalid(urlField, "%s is not an http or https URL", quote(s.publicURL))
 	}
 	for _, f := range [][2]string{{"image", s.image}, {"elasticsearch.image", s.elastic.image}} {
-		if strings.ContainsAny(f[1], " \t\n") {
+		// The API server takes a template whose image has spaces around
+		// it, and refuses each of its pods.
+		if strings.ContainsAny(f[1], " \t\n") || strings.TrimSpace(f[1]) != f[1] {
 			return settings{}, invalid(f[0], "%s is not an image reference", quote(f[1]))
 		}
 	}

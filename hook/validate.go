@@ -340,11 +340,12 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.E
 		}
 	}
 	if sel := term.LabelSelector; sel != nil {
-		// A key of matchLabelKeys that is both in matchLabels and in
-		// matchExpressions.
+		// When it creates a pod, the API server adds each matchLabelKeys
+		// key to the selector, then refuses a key the selector already
+		// had: the template is taken and every pod of it refused.
 		for i, k := range term.MatchLabelKeys {
 			_, inLabels := sel.MatchLabels[k]
-			if inLabels && slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool { return r.Key == k }) {
+			if inLabels || slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool { return r.Key == k }) {
 				errs = append(errs, field.Invalid(p.Child("matchLabelKeys").Index(i), k, "exists in both matchLabelKeys and labelSelector"))
 			}
 		}

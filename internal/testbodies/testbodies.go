@@ -49,8 +49,9 @@ func AliasBomb(anchorBytes, refs int) string {
 	return b.String()
 }
 
-// WithConfig is the sync request body with its parent's spec.config set.
-func WithConfig(body []byte, config string) ([]byte, error) {
+// WithSpec is the sync request body with one field of its parent's spec
+// set.
+func WithSpec(body []byte, field string, value any) ([]byte, error) {
 	var req map[string]any
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func WithConfig(body []byte, config string) ([]byte, error) {
 		spec = map[string]any{}
 		parent["spec"] = spec
 	}
-	spec["config"] = config
+	spec[field] = value
 	return json.Marshal(req)
 }
 

@@ -11,6 +11,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +28,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/change-metrics/monocle-hook/crd"
+	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -59,11 +63,11 @@ func runAttacks(args []string) (bool, error) {
 		hookArgs = append(hookArgs, fmt.Sprintf("--memory-budget=%dMi", *limitMiB/budgetShareOfLimit))
 	}
 
-	aliasBomb, err := testbodies.WithConfig(normal, testbodies.AliasBomb(10_000, 2_500))
+	aliasBomb, err := testbodies.WithSpec(normal, "config", testbodies.AliasBomb(10_000, 2_500))
 	if err != nil {
 		return false, err
 	}
-	bigConfig, err := testbodies.WithConfig(normal, testbodies.Config(1<<20))
+	bigConfig, err := testbodies.WithSpec(normal, "config", testbodies.Config(1<<20))
 	if err != nil {
 		return false, err
 	}
@@ -71,7 +75,54 @@ func runAttacks(args []string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	largest, err := testbodies.LargestRequest(crd.YAML, syncInProcess)
+	if err != nil {
+		return false, err
+	}
+	// A Monocle stored before the CRD bounded affinity: n empty preferred
+	// terms, each a 3-byte {} that would decode to a struct copied into
+	// every pod template.
+	emptyTerms := func(n int) ([]byte, error) {
+		terms := json.RawMessage("[" + strings.TrimSuffix(strings.Repeat("{},", n), ",") + "]")
+		return testbodies.WithSpec(normal, "affinity", map[string]any{"nodeAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": terms}})
+	}
+	terms300k, err := emptyTerms(300_000)
+	if err != nil {
+		return false, err
+	}
+	terms80k, err := emptyTerms(80_000)
+	if err != nil {
+		return false, err
+	}
 	attacks := []attack{
+		{
+			name:      fmt.Sprintf("a spec stored before the bounds: 300,000 empty affinity terms (%d-byte request), 1 request", len(terms300k)),
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, terms300k, 1)
+			},
+		},
+		{
+			name:      fmt.Sprintf("5 specs stored before the bounds at once: 80,000 empty affinity terms each (%d-byte requests)", len(terms80k)),
+			targetMiB: 100,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, terms80k, 5)
+			},
+		},
+		{
+			name:      fmt.Sprintf("the largest Monocle the CRD admits, converged (%d-byte request), 1 request", len(largest)),
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, largest, 1)
+			},
+		},
+		{
+			name:      "5 of the largest Monocles at once (Metacontroller's 5 workers)",
+			targetMiB: 100,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burst(ctx, t, largest, 5)
+			},
+		},
 		{
 			name:      fmt.Sprintf("alias bomb in spec.config (%.1f KB config, 1 request)", float64(len(testbodies.AliasBomb(10_000, 2_500)))/1000),
 			targetMiB: 64,
@@ -117,6 +168,20 @@ func runAttacks(args []string) (bool, error) {
 		fmt.Println(row)
 	}
 	return allMet || !*strict, nil
+}
+
+// syncInProcess answers a sync request body as /sync does, to build the
+// converged request of the largest Monocle.
+func syncInProcess(body []byte) ([]byte, error) {
+	var req hook.SyncRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	resp, err := hook.Sync(&req, hook.Env{Now: time.Now, Rand: rand.Reader})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
 }
 
 // runAttack starts a hook, checks that it answers a normal sync, runs the

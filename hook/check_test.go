@@ -8,7 +8,8 @@ import (
 )
 
 // Check lists exactly the Monocles an upgrade would hold, whatever holds
-// their config: the spec, or the generated ConfigMap beside them.
+// their config (the spec, or the generated ConfigMap beside them), and
+// those stored before a bound or rule of the CRD that they break.
 func TestCheck(t *testing.T) {
 	objects, err := os.ReadFile("testdata/check-objects.yaml")
 	if err != nil {
@@ -22,7 +23,7 @@ func TestCheck(t *testing.T) {
 	for _, r := range refusals {
 		got = append(got, r.Namespace+"/"+r.Name+" "+r.Reason)
 	}
-	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid"}; !slices.Equal(got, want) {
+	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid", "b/old-bounds InvalidSpec"}; !slices.Equal(got, want) {
 		t.Errorf("refusals %v, want %v", got, want)
 	}
 	// Every example passes, but for the objects it names, not given here.

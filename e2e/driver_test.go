@@ -73,12 +73,14 @@ func childTypeOf(kind string) childType {
 }
 
 type driver struct {
-	t       *testing.T
-	dyn     *dynamic.DynamicClient
-	hookURL string
-	ns      string
-	ssa     bool // Metacontroller's --apply-strategy=server-side-apply
-	v2      bool // hook version v2: children keyed namespace/name
+	t *testing.T
+	// requestBytes is the size of the last sync request posted.
+	requestBytes int
+	dyn          *dynamic.DynamicClient
+	hookURL      string
+	ns           string
+	ssa          bool // Metacontroller's --apply-strategy=server-side-apply
+	v2           bool // hook version v2: children keyed namespace/name
 }
 
 func newDriver(t *testing.T, ns string) *driver {
@@ -175,6 +177,9 @@ func (d *driver) post(path string, body any, out any) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		d.t.Fatal(err)
+	}
+	if path == "/sync" {
+		d.requestBytes = len(b)
 	}
 	resp, err := http.Post(d.hookURL+path, "application/json", bytes.NewReader(b))
 	if err != nil {

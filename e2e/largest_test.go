@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/testbodies"
+)
+
+// The largest Monocle the CRD admits (every list and map at its bound, read
+// from the CRD by testbodies.LargestSpec) is stored, answered whole and
+// converges: the API server takes every child, with Metacontroller's
+// last-applied copy, and the converged sync request fits the hook's body
+// limit. One item more than a bound is refused by the CRD.
+func TestLargestMonocleConverges(t *testing.T) {
+	crd, err := os.ReadFile("../crd/monocle.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "monocle-tokens"
+	spec, err := testbodies.LargestSpec(crd, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := createNamespace(t, nil)
+	if err := k8sClient.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: ns},
+		StringData: map[string]string{"GITHUB_TOKEN": "token"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ssa := range []bool{false, true} {
+		d := newDriver(t, ns)
+		d.ssa = ssa
+		name := "largest-dynamic-apply"
+		if ssa {
+			name = "largest-server-side-apply"
+		}
+		d.createMonocle(name, spec)
+		d.sync(name)
+		d.markReady("Deployment.apps/v1", name+"-api")
+		d.converge(name)
+		c := condition(d.monocle(name), hook.ConditionSpecApplied)
+		if c["status"] != "True" {
+			t.Fatalf("%s: SpecApplied %v %v: %.300v", name, c["status"], c["reason"], c["message"])
+		}
+		n := 0
+		for _, objs := range d.children(d.monocle(name).GetUID()) {
+			n += len(objs)
+		}
+		if n != 11 {
+			t.Errorf("%s: %d children, want 11", name, n)
+		}
+		if d.requestBytes > hook.MaxBodyBytes {
+			t.Errorf("%s: the converged sync request is %d bytes, over the hook's %d", name, d.requestBytes, hook.MaxBodyBytes)
+		}
+		t.Logf("%s: %d children, converged sync request %d bytes (limit %d)", name, n, d.requestBytes, hook.MaxBodyBytes)
+	}
+
+	// One more toleration than the CRD's bound.
+	over := map[string]any{"tolerations": append(spec["tolerations"].([]any), map[string]any{"operator": "Exists"})}
+	m := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": hook.Group + "/" + hook.Version, "kind": hook.Kind,
+		"metadata": map[string]any{"name": "over", "namespace": ns}, "spec": over,
+	}}
+	if _, err := mustDynamic(t, cfg).Resource(monocleGVR).Namespace(ns).Create(context.Background(), m, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
+		t.Error("a Monocle with one toleration over the bound: stored")
+	}
+}

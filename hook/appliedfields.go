@@ -2,7 +2,8 @@ package hook
 
 import (
 	"encoding/json"
-	"reflect"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,14 +54,11 @@ func pruneTo(value any, set map[string]any) any {
 		}
 		return out
 	case []any:
+		index := indexListKeys(set)
 		var out []any
 		for i, item := range v {
-			for key, sub := range set {
-				if listItemMatches(key, i, item) {
-					subset, _ := sub.(map[string]any)
-					out = append(out, pruneTo(item, subset))
-					break
-				}
+			if subset, ok := index.match(i, item); ok {
+				out = append(out, pruneTo(item, subset))
 			}
 		}
 		return out
@@ -69,30 +67,76 @@ func pruneTo(value any, set map[string]any) any {
 	}
 }
 
-func listItemMatches(key string, index int, item any) bool {
-	kind, arg, found := strings.Cut(key, ":")
-	if !found {
-		return false
-	}
-	switch kind {
-	case "k":
-		var keys map[string]any
-		m, isMap := item.(map[string]any)
-		if !isMap || json.Unmarshal([]byte(arg), &keys) != nil {
-			return false
-		}
-		for k, want := range keys {
-			if !reflect.DeepEqual(m[k], want) {
-				return false
+// listKeys are a list's FieldsV1 keys, each decoded once and indexed by
+// the canonical JSON of what it names, so that pruning a list costs one
+// lookup per item: an object may hold thousands of finalizers.
+type listKeys struct {
+	byValue map[string]map[string]any // "v:": the item's JSON
+	byIndex map[int]map[string]any    // "i:"
+	// "k:": by the JSON of the named fields' values, per set of field names
+	// (a list's items are keyed by the same fields).
+	byFields map[string]map[string]map[string]any
+	fields   map[string][]string
+}
+
+func indexListKeys(set map[string]any) listKeys {
+	ix := listKeys{byValue: map[string]map[string]any{}, byIndex: map[int]map[string]any{},
+		byFields: map[string]map[string]map[string]any{}, fields: map[string][]string{}}
+	for key, sub := range set {
+		subset, _ := sub.(map[string]any)
+		kind, arg, _ := strings.Cut(key, ":")
+		switch kind {
+		case "k":
+			var keys map[string]any
+			if json.Unmarshal([]byte(arg), &keys) != nil {
+				continue
+			}
+			names := slices.Sorted(maps.Keys(keys))
+			id := strings.Join(names, "\x00")
+			if ix.byFields[id] == nil {
+				ix.byFields[id], ix.fields[id] = map[string]map[string]any{}, names
+			}
+			ix.byFields[id][canonical(keys)] = subset
+		case "v":
+			var want any
+			if json.Unmarshal([]byte(arg), &want) == nil {
+				ix.byValue[canonical(want)] = subset
+			}
+		case "i":
+			if n, err := strconv.Atoi(arg); err == nil {
+				ix.byIndex[n] = subset
 			}
 		}
-		return true
-	case "v":
-		var want any
-		return json.Unmarshal([]byte(arg), &want) == nil && reflect.DeepEqual(item, want)
-	case "i":
-		n, err := strconv.Atoi(arg)
-		return err == nil && n == index
 	}
-	return false
+	return ix
+}
+
+// match is the subset of the key naming item, the index-th of its list.
+func (ix listKeys) match(index int, item any) (map[string]any, bool) {
+	if m, isMap := item.(map[string]any); isMap {
+		for _, id := range slices.Sorted(maps.Keys(ix.fields)) {
+			names := ix.fields[id]
+			keys := make(map[string]any, len(names))
+			for _, name := range names {
+				keys[name] = m[name]
+			}
+			if subset, ok := ix.byFields[id][canonical(keys)]; ok {
+				return subset, true
+			}
+		}
+	}
+	if len(ix.byValue) > 0 {
+		if subset, ok := ix.byValue[canonical(item)]; ok {
+			return subset, true
+		}
+	}
+	subset, ok := ix.byIndex[index]
+	return subset, ok
+}
+
+// canonical is a decoded JSON value's JSON: maps' keys sorted, so that
+// equal values give equal strings.
+func canonical(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -134,8 +134,15 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	if !c.reserve(w, r.Context(), syncCost(&req)) {
 		return
 	}
-	resp, err := Sync(&req, s.env)
+	env := s.env
+	env.Context = r.Context()
+	resp, err := Sync(&req, env)
 	if err != nil {
+		if r.Context().Err() != nil {
+			// The client has gone: no one reads an answer.
+			c.s.metrics.errors.WithLabelValues(handlerSync, "canceled").Inc()
+			return
+		}
 		if errors.Is(err, ErrBadRequest) {
 			c.fail(w, http.StatusBadRequest, "malformed", err.Error())
 			return

@@ -18,9 +18,12 @@ import (
 // as observed, less what the server owns. The data of the Secret and the
 // ConfigMap is always the observed data: it holds an admin's edits, which
 // the hook keeps in every answer.
-func lastApplied(observed []observedChild) ([]Child, error) {
+func lastApplied(env Env, observed []observedChild) ([]Child, error) {
 	var children []Child
 	for _, c := range observed {
+		if err := env.done(); err != nil {
+			return nil, err
+		}
 		child, err := lastAppliedChild(c.obj, c.typ)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.obj.GetName(), err)

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,18 @@ type Env struct {
 	// Image is the hook's own image, which the snapshot CronJobs run
 	// (`monocle-hook snapshot`): main's --image. Empty: DefaultHookImage.
 	Image string
+	// Context is the request's: once it is done (the client has gone),
+	// Sync stops at its next step and returns its error. Nil: never done.
+	Context context.Context
+}
+
+// done is the Context's error, if any: work for a client that has gone is
+// work no one reads.
+func (e Env) done() error {
+	if e.Context == nil {
+		return nil
+	}
+	return e.Context.Err()
 }
 
 // ErrBadRequest marks a request that is not a sync request at all.
@@ -48,7 +61,7 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	}
 	var resp *SyncResponse
 	if specErr != nil {
-		children, err := lastApplied(obs.all())
+		children, err := lastApplied(env, obs.all())
 		if err != nil {
 			return nil, err
 		}
@@ -104,6 +117,9 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	// What the Monocle pods read: the Secrets in their environment and the
 	// config they mount. Either refused, and the pods (with their config and
 	// the update-idents Jobs) stay exactly as they are.
+	if err := env.done(); err != nil {
+		return nil, err
+	}
 	envData, hashed, missing, hold := podSecrets(s, secret, rel)
 	in.specErrors = append(in.specErrors, missing...)
 	var cfg validConfig
@@ -119,7 +135,7 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		in.configError = hold
 		// The pods are held: the status says what they run.
 		in.url, in.crawler = observedPublicURL(obs.Deployments[n.api]), s.crawler || obs.Deployments[n.crawler] != nil
-		held, err := lastApplied(heldByPods(n, obs))
+		held, err := lastApplied(env, heldByPods(n, obs))
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +154,7 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		makeMountedConfigMap(n, cfg),
 		makeAPIDeployment(n, s, r))
 	// Earlier mounted configs stay while pods may still mount them.
-	earlier, err := lastApplied(stillMounted(n, obs, mounted))
+	earlier, err := lastApplied(env, stillMounted(n, obs, mounted))
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package hook
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 	"regexp"
@@ -619,5 +621,27 @@ func TestBadRequests(t *testing.T) {
 				t.Fatal("no error")
 			}
 		})
+	}
+}
+
+// A sync whose client has gone stops at its next step: no work is done
+// for an answer no one reads.
+func TestSyncStopsWhenItsClientHasGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	env := testEnv()
+	env.Context = ctx
+	for _, name := range []string{"sync-v1-observed-children", "sync-v1-new-parent"} {
+		if _, err := Sync(fixture(t, name), env); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", name, err)
+		}
+	}
+	req := fixture(t, "sync-v1-observed-children")
+	req.Parent.Spec = json.RawMessage(`{"tolerations":[{"operator":"Equal"}]}`) // InvalidSpec: every child held
+	if _, err := Sync(req, env); !errors.Is(err, context.Canceled) {
+		t.Errorf("invalid spec: %v, want context.Canceled", err)
+	}
+	if _, err := Sync(fixture(t, "sync-v1-observed-children"), testEnv()); err != nil {
+		t.Errorf("no context: %v", err)
 	}
 }

@@ -125,9 +125,9 @@ func TestAttackAnnouncedButNotSent(t *testing.T) {
 // waits, then is answered 429 with Retry-After; health and /metrics are
 // answered meanwhile, and the sync is answered once the budget is free.
 func TestAttackFullBudgetIs429(t *testing.T) {
-	s, srv, logs := budgetServer(t, Options{MemoryBudget: 400 << 10, BudgetWait: 20 * time.Millisecond}, nil)
-	holder := startRequest(t, srv, "/sync", 200_000, bytes.Repeat([]byte(" "), 60_000))
-	waitUntil(t, "the budget held", func() bool { return s.budget.InUse() == bodyCharge(60_000, 64<<10) })
+	s, srv, logs := budgetServer(t, Options{MemoryBudget: 2 << 20, BudgetWait: 20 * time.Millisecond}, nil)
+	holder := startRequest(t, srv, "/sync", 400_000, bytes.Repeat([]byte(" "), 300_000))
+	waitUntil(t, "the budget held", func() bool { return s.budget.InUse() == bodyCharge(300_000, 400_000) })
 	checkServing(t, srv, false)
 
 	resp, err := http.Post(srv.URL+"/sync", "application/json", bytes.NewReader(readFixture(t, "sync-v1-observed-children")))
@@ -154,7 +154,7 @@ func TestAttackFullBudgetIs429(t *testing.T) {
 // A request that would take more than the whole budget is refused at once
 // with 413: waiting and retrying cannot help it.
 func TestAttackBeyondTheBudgetIs413(t *testing.T) {
-	s, srv, _ := budgetServer(t, Options{MemoryBudget: 1 << 20}, nil)
+	s, srv, _ := budgetServer(t, Options{MemoryBudget: 3 << 20}, nil)
 	body, err := testbodies.WithSpec(readFixture(t, "sync-v1-observed-children"), "config", testbodies.Config(64<<10))
 	if err != nil {
 		t.Fatal(err)
@@ -185,10 +185,11 @@ func TestAttackBursts(t *testing.T) {
 		concurrency int
 		budget      int64
 	}{
-		// Each costs about 2.3 MiB, mostly to parse its config.
+		// Each costs about 3.6 MiB: 2.3 to parse its config, 1.3 for its
+		// 650 JSON values.
 		"64 KiB configs": {must(testbodies.WithSpec(fixture, "config", testbodies.Config(64<<10))), 8, 6 << 20},
-		// Each costs about 600 KiB.
-		"100 KB requests": {must(testbodies.Grown(fixture, 100_000)), 16, 2 << 20},
+		// Each costs about 3.6 MiB, most of it for its 1,500 JSON values.
+		"100 KB requests": {must(testbodies.Grown(fixture, 100_000)), 16, 8 << 20},
 		// The YAML parser's to refuse (its expanded size is bounded):
 		// here it must only not take the hook down.
 		"alias bombs": {must(testbodies.WithSpec(fixture, "config", testbodies.AliasBomb(1000, 100))), 4, 0},
@@ -244,7 +245,9 @@ func TestAttackBursts(t *testing.T) {
 // the younger one's read is cut and it is answered 429; the older one is
 // answered 200.
 func TestAttackOlderRequestTakesRoomFromSlowerOne(t *testing.T) {
-	s, srv, _ := budgetServer(t, Options{MemoryBudget: 768 << 10, BudgetWait: time.Minute}, nil)
+	// The older request alone fits (about 2.0 MiB, 1.3 of it for its 650
+	// JSON values); with the younger one's 0.5 MiB, it does not.
+	s, srv, _ := budgetServer(t, Options{MemoryBudget: 2304 << 10, BudgetWait: time.Minute}, nil)
 	body := readFixture(t, "sync-v1-observed-children")
 	body = append(body, bytes.Repeat([]byte(" "), 100_000-len(body))...)
 

@@ -2,8 +2,12 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -301,5 +305,59 @@ func TestBudgetTakesBackOnlyWhatHelps(t *testing.T) {
 	}
 	if younger.isWounded() {
 		t.Error("the younger request was refused: 100 + 500 fit")
+	}
+}
+
+// What one {} decodes into, per type of the request, against valueCost:
+// live after the decode, and allocated while it ran.
+func TestDecodeCostPerValue(t *testing.T) {
+	const n = 20000
+	items := "[" + strings.TrimSuffix(strings.Repeat("{},", n), ",") + "]"
+	var jobs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&jobs, `,"%d":{}`, i)
+	}
+	bodies := map[string]string{
+		"volumeClaimTemplates": `{"children":{"StatefulSet.apps/v1":{"a":{"spec":{"volumeClaimTemplates":` + items + `}}}}}`,
+		"containers":           `{"children":{"Deployment.apps/v1":{"a":{"spec":{"template":{"spec":{"containers":` + items + `}}}}}}}`,
+		"Jobs":                 `{"children":{"Job.batch/v1":{` + jobs.String()[1:] + `}}}`,
+		"conditions":           `{"parent":{"status":{"conditions":` + items + `}}}`,
+	}
+	for name, body := range bodies {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var req SyncRequest
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		allocated := (after.TotalAlloc - before.TotalAlloc) / n
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		live := (after.HeapAlloc - before.HeapAlloc) / n
+		runtime.KeepAlive(&req)
+		if got := jsonValues([]byte(body)); got < n {
+			t.Errorf("%s: %d values counted, want %d at least", name, got, n)
+		}
+		if live > valueCost {
+			t.Errorf("%s: %d bytes live per {}, over valueCost (%d)", name, live, valueCost)
+		}
+		t.Logf("%s: per {} %d bytes live, %d allocated", name, live, allocated)
+	}
+}
+
+func TestJSONValues(t *testing.T) {
+	tests := map[string]int64{
+		`{}`:                              1,
+		`{"a":[1,{"b":"{[\"]}"}],"c":[]}`: 4,
+		`"\\"`:                            0,
+		`{"s":"x\\\"{"}`:                  1,
+		`["unterminated`:                  1,
+	}
+	for body, want := range tests {
+		if got := jsonValues([]byte(body)); got != want {
+			t.Errorf("%s: %d, want %d", body, got, want)
+		}
 	}
 }

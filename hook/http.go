@@ -230,6 +230,15 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		c.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
 		return false
 	}
+	// What the body decodes into, counted before it is built.
+	switch err := c.claim.grow(r.Context(), valueCost*jsonValues(buf), false); {
+	case errors.Is(err, errBeyondBudget):
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", "the request holds too many JSON objects and arrays to decode within the hook's memory budget")
+		return false
+	case err != nil:
+		c.overBudget(w)
+		return false
+	}
 	if err := json.Unmarshal(buf, v); err != nil {
 		c.fail(w, http.StatusBadRequest, "malformed", "request body is not a "+c.handler+" request: "+decodeError(err))
 		return false

@@ -94,7 +94,38 @@ func runAttacks(args []string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	attacks := []attack{
+	// Bodies that decode into far more than their bytes: n {} in one list
+	// or map of the request's types.
+	empties := func(n int, item string) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]"
+	}
+	var jobs strings.Builder
+	for i := range 300_000 {
+		fmt.Fprintf(&jobs, `,"j%d":{}`, i)
+	}
+	parent := `{"apiVersion":"monocle.monocle.change-metrics.io/v1alpha1","kind":"Monocle","metadata":{"name":"m","namespace":"n"}`
+	amplified := []struct{ name, path, body string }{
+		{"150,000 {} volumeClaimTemplates in an observed StatefulSet", "/sync",
+			`{"parent":` + parent + `},"children":{"StatefulSet.apps/v1":{"m-elastic":{"spec":{"volumeClaimTemplates":` + empties(150_000, "{}") + `}}}}}`},
+		{"1.3 million {} containers in an observed Deployment", "/sync",
+			`{"parent":` + parent + `},"children":{"Deployment.apps/v1":{"m-api":{"spec":{"template":{"spec":{"containers":` + empties(1_300_000, "{}") + `}}}}}}}`},
+		{"300,000 {} observed Jobs", "/sync",
+			`{"parent":` + parent + `},"children":{"Job.batch/v1":{` + jobs.String()[1:] + `}}}`},
+		{"600,000 {} conditions in a /customize parent", "/customize",
+			`{"parent":` + parent + `,"status":{"conditions":` + empties(600_000, "{}") + `}}}`},
+	}
+	var attacks []attack
+	for _, a := range amplified {
+		body := []byte(a.body)
+		attacks = append(attacks, attack{
+			name:      fmt.Sprintf("decode amplification: %s (%d-byte %s body), 1 request", a.name, len(body), a.path),
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return burstTo(ctx, t, strings.TrimSuffix(t.url, "/sync")+a.path, body, 1)
+			},
+		})
+	}
+	attacks = append(attacks, []attack{
 		{
 			name:      fmt.Sprintf("a spec stored before the bounds: 300,000 empty affinity terms (%d-byte request), 1 request", len(terms300k)),
 			targetMiB: 64,
@@ -151,7 +182,7 @@ func runAttacks(args []string) (bool, error) {
 				return burst(ctx, t, grown, 64)
 			},
 		},
-	}
+	}...)
 
 	fmt.Printf("loadtest attack %s: hook %s %s (the budget a %d MiB limit gives)\n\n", time.Now().UTC().Format(time.RFC3339), *hookBin, strings.Join(hookArgs, " "), *limitMiB)
 	fmt.Printf("| attack | answers | health during | sync after | peak RSS (VmHWM) | target | of the %d MiB limit |\n|---|---|---|---|---|---|---|\n", *limitMiB)
@@ -250,6 +281,11 @@ func runAttack(a attack, hookBin string, hookArgs []string, normal []byte, limit
 // burst sends n copies of body at once, each on its own connection, and
 // counts the answers by status.
 func burst(ctx context.Context, t *target, body []byte, n int) (map[string]int, error) {
+	return burstTo(ctx, t, t.url, body, n)
+}
+
+// burstTo is burst to another URL of the hook.
+func burstTo(ctx context.Context, t *target, url string, body []byte, n int) (map[string]int, error) {
 	var mu sync.Mutex
 	answers := map[string]int{}
 	var wg sync.WaitGroup
@@ -258,7 +294,7 @@ func burst(ctx context.Context, t *target, body []byte, n int) (map[string]int, 
 		go func() {
 			defer wg.Done()
 			key := ""
-			code, _, err := t.postFresh(ctx, body)
+			code, _, err := t.postFresh(ctx, url, body)
 			switch {
 			case err != nil:
 				key = "failed: " + err.Error()
@@ -326,8 +362,8 @@ func announced(ctx context.Context, t *target, n, contentLength int, first, norm
 
 // postFresh POSTs body to /sync on a connection of its own, so that n of
 // them are n requests in flight at once.
-func (t *target) postFresh(ctx context.Context, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+func (t *target) postFresh(ctx context.Context, url string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -106,6 +106,8 @@ type call struct {
 	start   time.Time
 	result  string
 	claim   *claim
+	// bodyBytes is the size of the body decode read.
+	bodyBytes int
 }
 
 func (s *Server) begin(w http.ResponseWriter, handler string) *call {
@@ -128,6 +130,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 	if !c.decode(w, r, &req) {
 		return
 	}
+	req.Size = c.bodyBytes
 	if !c.checkParent(w, req.Parent) {
 		return
 	}
@@ -230,6 +233,7 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		c.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
 		return false
 	}
+	c.bodyBytes = len(buf)
 	// What the body decodes into, counted before it is built.
 	switch err := c.claim.grow(r.Context(), valueCost*jsonValues(buf), false); {
 	case errors.Is(err, errBeyondBudget):

@@ -2,7 +2,9 @@ package hook
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
@@ -33,12 +35,18 @@ func TestLargestMonocle(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := decodeRequest(t, body)
+	req.Size = len(body) // as /sync sets it
 	resp, err := Sync(req, testEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := resp.Status.Condition(ConditionSpecApplied); c.Status != "True" {
+	c := resp.Status.Condition(ConditionSpecApplied)
+	if c.Status != "True" {
 		t.Fatalf("SpecApplied %s %s: %.500s", c.Status, c.Reason, c.Message)
+	}
+	// Over half the body limit: the status says how close, and why.
+	if want := fmt.Sprintf("note: the sync request is %d KiB, %d%% of the 4096 KiB the hook accepts: mostly config text, in 2 ConfigMaps", len(body)>>10, 100*len(body)/MaxBodyBytes); !strings.Contains(c.Message, want) {
+		t.Errorf("SpecApplied's message %q, want it to say %q", c.Message, want)
 	}
 	if len(resp.Children) != 11 {
 		t.Errorf("%d children, want all 11 (with the update-idents Job and the snapshot CronJob)", len(resp.Children))

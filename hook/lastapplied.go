@@ -1,10 +1,12 @@
 package hook
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,12 +158,16 @@ func heldByPods(n names, obs Children) []observedChild {
 	return held.all()
 }
 
-// stillMounted lists the observed mounted-config ConfigMaps other than
+// stillMounted are the earlier mounted configs (N-config-<hash>) besides the
 // current that pods may still mount: the one an API or crawler Deployment
-// mounts; every one while either rolls out (its old pods mount an earlier
-// one, and may come back); the one an update-idents Job not yet finished
-// mounts (its template is immutable). Left out, they would be deleted
-// under the pods that need them.
+// mounts and the one an update-idents Job not yet finished mounts (its
+// template is immutable), always; while either Deployment rolls out (its
+// old pods mount an earlier one, and may come back), the newest others,
+// at most maxRolloutConfigs of them and maxRolloutConfigBytes of config in
+// all. Left out, a config is deleted under the pods that mount it; kept
+// without a bound, quick edits of a large config would grow the sync
+// request past the hook's body limit, where only an answer could remove
+// them: a Monocle wedged for good.
 func stillMounted(n names, obs Children, current string) []observedChild {
 	keep := map[string]bool{}
 	rolling := false
@@ -177,10 +183,34 @@ func stillMounted(n names, obs Children, current string) []observedChild {
 		}
 	}
 	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}}
+	var rollingOnly []*corev1.ConfigMap
 	for name, cm := range obs.ConfigMaps {
-		if name != current && strings.HasPrefix(name, n.mountedConfigPrefix()) && (rolling || keep[name]) {
+		switch {
+		case name == current || !strings.HasPrefix(name, n.mountedConfigPrefix()):
+		case keep[name]:
 			held.ConfigMaps[name] = cm
+		case rolling:
+			rollingOnly = append(rollingOnly, cm)
 		}
+	}
+	// Newest first; names break ties, so that the answer is the same.
+	slices.SortFunc(rollingOnly, func(a, b *corev1.ConfigMap) int {
+		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
+	})
+	size := 0
+	for _, cm := range rollingOnly[:min(len(rollingOnly), maxRolloutConfigs)] {
+		if size += len(cm.Data[configFile]); size > maxRolloutConfigBytes {
+			break
+		}
+		held.ConfigMaps[cm.Name] = cm
 	}
 	return held.all()
 }
+
+// The earlier configs kept only for a rollout: with the largest Monocle the
+// CRD admits (a 3.3 MB request), one more config of the largest size (255
+// KiB, and its last-applied copy) stays under the 4 MiB body limit.
+const (
+	maxRolloutConfigs     = 3
+	maxRolloutConfigBytes = MaxConfigJSON
+)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -77,6 +78,9 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.elastic]),
 		})
 	} else {
+		if note := requestSizeNote(req.Size, n, obs); note != "" {
+			s.notes = append(s.notes, note)
+		}
 		var err error
 		if resp, err = desired(req.Parent, n, s, obs, req.Related, env); err != nil {
 			return nil, err
@@ -172,4 +176,23 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	}
 	in.job, in.jobName = job, n.updateIdentsJob(cfg.idents)
 	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
+}
+
+// requestSizeNote warns, once a sync request is over half the hook's body
+// limit, how close the Monocle is to the point where it can no longer be
+// synced, and why: nearly all of a large request is config text (each
+// ConfigMap holds it twice, with Metacontroller's last-applied copy).
+func requestSizeNote(size int, n names, obs Children) string {
+	if size <= MaxBodyBytes/2 {
+		return ""
+	}
+	configs := 0
+	for name := range obs.ConfigMaps {
+		if strings.HasPrefix(name, n.mountedConfigPrefix()) || name == n.api {
+			configs++
+		}
+	}
+	return fmt.Sprintf("the sync request is %d KiB, %d%% of the %d KiB the hook accepts: mostly config text, in %d ConfigMaps of this Monocle "+
+		"(%s and the mounted %s*, each with Metacontroller's last-applied copy); a smaller config or fewer quick edits keep it syncable",
+		size>>10, 100*size/MaxBodyBytes, MaxBodyBytes>>10, configs, n.api, n.mountedConfigPrefix())
 }

@@ -19,6 +19,8 @@ type SyncRequest struct {
 	Children   Children `json:"children"`
 	Related    Related  `json:"related"`
 	Finalizing bool     `json:"finalizing,omitempty"`
+	// Size is the request's size in bytes, as it arrived (0: unknown).
+	Size int `json:"-"`
 }
 
 // Parent is the Monocle object as stored.

@@ -102,6 +102,7 @@ type options struct {
 	logLevel          slog.Level
 	memory            memorySettings
 	image             string // the hook's own, for the snapshot CronJobs
+	maxConnections    int
 }
 
 // parseFlags reads the serving flags. --help prints the usage and
@@ -121,6 +122,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	budget := fs.String("memory-budget", "", "the heap the /sync and /customize requests in flight may take, as a quantity (e.g. 32Mi); a request that does not fit\n"+
 		"waits up to 1s, then is answered 429 with Retry-After. Default: a quarter of the container's memory limit (cgroup v2 memory.max,\n"+
 		"or v1 memory.limit_in_bytes), else 32Mi. Unless GOMEMLIMIT is set, the Go runtime's memory limit is set to 1.5 times the budget")
+	fs.IntVar(&o.maxConnections, "max-connections", 128, "the most connections held at once (the idle one longest is closed to make room); 16 more are kept for the health endpoints and /metrics")
 	fs.StringVar(&o.image, "image", hookImage(), "the hook's own image, which runs the Monocles' snapshot CronJobs (the chart passes its own)")
 	showVersion := fs.Bool("version", false, "print the version, the commit and the Go version, and exit")
 	if err := fs.Parse(args); err != nil {
@@ -211,10 +213,12 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	listener, err := net.Listen("tcp", o.listen)
+	tcp, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
+	listener := newConnLimit(tcp, o.maxConnections)
+	httpServer.ConnState, httpServer.ConnContext = listener.connState, listener.connContext
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConf != nil {

@@ -93,6 +93,15 @@ func (s *Server) Handler() http.Handler {
 	return r
 }
 
+type reserveKey struct{}
+
+// OnReserve marks the context of a connection accepted beyond the
+// server's connection limit, kept for the health endpoints and /metrics:
+// /sync and /customize answer it 503.
+func OnReserve(ctx context.Context) context.Context {
+	return context.WithValue(ctx, reserveKey{}, true)
+}
+
 const (
 	handlerSync      = "sync"
 	handlerCustomize = "customize"
@@ -110,6 +119,19 @@ type call struct {
 	bodyBytes int
 }
 
+// onReserve answers 503 on a reserve connection: the hook holds as many
+// connections as it takes; Metacontroller retries.
+func (s *Server) onReserve(w http.ResponseWriter, r *http.Request, handler string) bool {
+	if r.Context().Value(reserveKey{}) == nil {
+		return false
+	}
+	s.metrics.errors.WithLabelValues(handler, "too_many_connections").Inc()
+	s.metrics.observe(handler, resultError, 0)
+	w.Header().Set("Connection", "close")
+	http.Error(w, "the hook holds as many connections as it takes; retry later", http.StatusServiceUnavailable)
+	return true
+}
+
 func (s *Server) begin(w http.ResponseWriter, handler string) *call {
 	rc := http.NewResponseController(w)
 	// An older request that needs the room this one holds while it waits
@@ -124,6 +146,9 @@ func (c *call) end() {
 }
 
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
+	if s.onReserve(w, r, handlerSync) {
+		return
+	}
 	c := s.begin(w, handlerSync)
 	defer c.end()
 	var req SyncRequest
@@ -173,6 +198,9 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
+	if s.onReserve(w, r, handlerCustomize) {
+		return
+	}
 	c := s.begin(w, handlerCustomize)
 	defer c.end()
 	var req CustomizeRequest

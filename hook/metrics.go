@@ -21,7 +21,7 @@ const (
 )
 
 // errorReasons are the reason label's values of monocle_hook_sync_errors_total.
-var errorReasons = []string{"malformed", "too_large", "timeout", "over_budget", "internal", "panic", "write_failed", "canceled", "invalid_spec"}
+var errorReasons = []string{"malformed", "too_large", "timeout", "over_budget", "internal", "panic", "write_failed", "canceled", "too_many_connections", "invalid_spec"}
 
 // metrics has no per-Monocle series: each replica sees only some syncs and
 // is never told that a Monocle is gone. Per-Monocle readiness is read from

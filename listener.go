@@ -28,15 +28,23 @@ type connLimit struct {
 }
 
 // connPool is a number of connections, and since when each idle one is.
+// On the reserve every connection is listed: a health request or a scrape
+// is over in milliseconds, so one held longer (a sync's 503 lingering, a
+// client that stalls) is closed to make room.
 type connPool struct {
 	max, held int
 	idle      map[*limitedConn]time.Time
+	busy      map[*limitedConn]time.Time // the reserve's, by when accepted
 }
+
+// reserveHold is how long a reserve connection keeps its place against a
+// new one.
+const reserveHold = 100 * time.Millisecond
 
 func newConnLimit(l net.Listener, max int) *connLimit {
 	return &connLimit{Listener: l,
 		pool:    connPool{max: max, idle: map[*limitedConn]time.Time{}},
-		reserve: connPool{max: reservedConnections, idle: map[*limitedConn]time.Time{}}}
+		reserve: connPool{max: reservedConnections, idle: map[*limitedConn]time.Time{}, busy: map[*limitedConn]time.Time{}}}
 }
 
 type limitedConn struct {
@@ -52,6 +60,7 @@ func (c *limitedConn) Close() error {
 		c.l.mu.Lock()
 		defer c.l.mu.Unlock()
 		delete(c.pool.idle, c)
+		delete(c.pool.busy, c)
 		c.pool.held--
 	})
 	return err
@@ -76,17 +85,16 @@ func (l *connLimit) Accept() (net.Conn, error) {
 func (l *connLimit) take(p *connPool, c net.Conn) *limitedConn {
 	l.mu.Lock()
 	if p.held >= p.max {
-		var oldest *limitedConn
-		for ic, since := range p.idle {
-			if oldest == nil || since.Before(p.idle[oldest]) {
-				oldest = ic
-			}
+		oldest := longest(p.idle, time.Now())
+		if oldest == nil {
+			oldest = longest(p.busy, time.Now().Add(-reserveHold))
 		}
 		if oldest == nil {
 			l.mu.Unlock()
 			return nil
 		}
 		delete(p.idle, oldest)
+		delete(p.busy, oldest)
 		l.mu.Unlock()
 		oldest.Close() // gives its place back
 		l.mu.Lock()
@@ -96,7 +104,22 @@ func (l *connLimit) take(p *connPool, c net.Conn) *limitedConn {
 		return nil
 	}
 	p.held++
-	return &limitedConn{Conn: c, l: l, pool: p}
+	lc := &limitedConn{Conn: c, l: l, pool: p}
+	if p.busy != nil {
+		p.busy[lc] = time.Now()
+	}
+	return lc
+}
+
+// longest is the connection of m listed the earliest, before before.
+func longest(m map[*limitedConn]time.Time, before time.Time) *limitedConn {
+	var oldest *limitedConn
+	for c, since := range m {
+		if since.Before(before) && (oldest == nil || since.Before(m[oldest])) {
+			oldest = c
+		}
+	}
+	return oldest
 }
 
 // connState tracks which connections are idle, for Accept to close.

@@ -198,11 +198,9 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 		Addr:              o.listen,
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
-		// Metacontroller's hook timeout (10 s): a body still arriving
-		// after it has no one waiting for the answer, and would hold its
-		// part of the memory budget for nothing. Under the write timeout,
-		// so that its 408 can still be written.
-		ReadTimeout: 10 * time.Second,
+		// Under the write timeout, so that its 408 can still be written;
+		// the hook also holds a body to a minimum rate within it.
+		ReadTimeout: hook.BodyTimeout,
 		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
 		// its timeout, not a cut connection.
 		WriteTimeout: 15 * time.Second,

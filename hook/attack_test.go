@@ -349,3 +349,17 @@ func counterValue(t *testing.T, s *Server, name string, labelValues ...string) f
 	t.Fatalf("no %s%q", name, labelValues)
 	return 0
 }
+
+// A client that sends most of a body and stalls is cut once the body
+// falls behind the minimum rate (a 408), and what it held is free again:
+// stalled bodies cannot keep the budget from the requests that need it.
+func TestStalledBodyIsCut(t *testing.T) {
+	s, srv, _ := budgetServer(t, Options{}, nil)
+	conn := startRequest(t, srv, "/sync", 100_000, bytes.Repeat([]byte(" "), 90_000))
+	waitUntil(t, "the body charged", func() bool { return s.budget.InUse() > 0 })
+	if resp, answer := readAnswer(t, conn); resp.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("answered %d %q, want 408", resp.StatusCode, answer)
+	}
+	waitUntil(t, "the budget free", func() bool { return s.budget.InUse() == 0 })
+	checkServing(t, srv, true)
+}

@@ -239,7 +239,8 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
 		return false
 	}
-	buf, err := readBody(r.Context(), http.MaxBytesReader(w, r.Body, MaxBodyBytes), r.ContentLength, c.claim)
+	body := &pacedBody{r: http.MaxBytesReader(w, r.Body, MaxBodyBytes), rc: http.NewResponseController(w), start: time.Now()}
+	buf, err := readBody(r.Context(), body, r.ContentLength, c.claim)
 	defer putBuffer(buf)
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
@@ -276,6 +277,41 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// BodyTimeout is the longest a request's body may take to arrive (the
+// server's ReadTimeout: main sets it). Metacontroller's hook timeout is 10
+// s: a body still arriving after it has no one waiting for the answer.
+const BodyTimeout = 10 * time.Second
+
+// A body must also arrive at minBodyRate, after a grace: a client that
+// sends most of a body and stalls holds the budget its bytes are charged
+// for about a second, not for the whole BodyTimeout, so that stalled
+// bodies cannot keep what other requests need (the 408 comes then).
+// Metacontroller sends a body at the pod network's speed.
+const (
+	minBodyRate  = 256 << 10 // bytes per second
+	bodyRateFrom = time.Second
+)
+
+// pacedBody reads a request body, each read with the deadline its
+// progress allows: bodyRateFrom after the start, plus a second per
+// minBodyRate bytes received, within BodyTimeout.
+type pacedBody struct {
+	r     io.Reader
+	rc    *http.ResponseController
+	start time.Time
+	got   int
+}
+
+func (b *pacedBody) Read(p []byte) (int, error) {
+	allowed := bodyRateFrom + time.Duration(b.got)*time.Second/minBodyRate
+	if err := b.rc.SetReadDeadline(b.start.Add(min(allowed, BodyTimeout))); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return 0, err
+	}
+	n, err := b.r.Read(p)
+	b.got += n
+	return n, err
 }
 
 // reserve takes the rest of the request's cost from the budget before it

@@ -162,6 +162,20 @@ func runAttacks(args []string) (bool, error) {
 			},
 		},
 		{
+			name:      "7,000 connections that each sent one GET /healthz, kept open",
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return idleConnections(ctx, t, 7000, normal)
+			},
+		},
+		{
+			name:      "300 connections sending 90 KB of a 100 KB body, then stalling",
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return announced(ctx, t, 300, 100_000, bytes.Repeat([]byte(" "), 90_000), normal)
+			},
+		},
+		{
 			name:      "64 connections announcing 4 MiB, sending 10 bytes",
 			targetMiB: 64,
 			run: func(ctx context.Context, t *target) (map[string]int, error) {
@@ -310,6 +324,42 @@ func burstTo(ctx context.Context, t *target, url string, body []byte, n int) (ma
 	return answers, nil
 }
 
+// idleConnections opens n connections one after the other, each sending
+// one GET /healthz and reading its answer, and keeps them open; then it
+// sends normal syncs for 3 s.
+func idleConnections(ctx context.Context, t *target, n int, normal []byte) (map[string]int, error) {
+	addr := strings.TrimPrefix(strings.TrimSuffix(t.url, "/sync"), "http://")
+	answers := map[string]int{}
+	for range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			answers["dial failed"]++
+			continue
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: hook\r\n\r\n")
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		key := "closed without an answer"
+		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			key = fmt.Sprint(resp.StatusCode)
+		}
+		answers[key]++
+	}
+	syncs, failed := 0, 0
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		syncs++
+		if code, answer, err := t.post(normal); err != nil || code != 200 || len(answer) != t.refLen {
+			failed++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	answers[fmt.Sprintf("normal syncs meanwhile, %d failed", failed)] = syncs
+	return answers, nil
+}
+
 // announced opens n connections that each announce contentLength bytes and
 // send only first, then waits for the hook to answer each (at its read
 // timeout) or for 20 s. Meanwhile it sends normal syncs, one at a time.
@@ -326,7 +376,11 @@ func announced(ctx context.Context, t *target, n, contentLength int, first, norm
 		defer conn.Close()
 		fmt.Fprintf(conn, "POST /sync HTTP/1.1\r\nHost: hook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", contentLength)
 		if _, err := conn.Write(first); err != nil {
-			return nil, err
+			// The hook closed it: beyond the connections it holds.
+			mu.Lock()
+			answers["closed before its body was sent"]++
+			mu.Unlock()
+			continue
 		}
 		wg.Add(1)
 		go func() {

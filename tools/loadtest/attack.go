@@ -126,41 +126,11 @@ func runAttacks(args []string) (bool, error) {
 		})
 	}
 	attacks = append(attacks, []attack{
-		{
-			name:      fmt.Sprintf("a spec stored before the bounds: 300,000 empty affinity terms (%d-byte request), 1 request", len(terms300k)),
-			targetMiB: 64,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, terms300k, 1)
-			},
-		},
-		{
-			name:      fmt.Sprintf("5 specs stored before the bounds at once: 80,000 empty affinity terms each (%d-byte requests)", len(terms80k)),
-			targetMiB: 100,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, terms80k, 5)
-			},
-		},
-		{
-			name:      fmt.Sprintf("the largest Monocle the CRD admits, converged (%d-byte request), 1 request", len(largest)),
-			targetMiB: 64,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, largest, 1)
-			},
-		},
-		{
-			name:      "5 of the largest Monocles at once (Metacontroller's 5 workers)",
-			targetMiB: 100,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, largest, 5)
-			},
-		},
-		{
-			name:      fmt.Sprintf("alias bomb in spec.config (%.1f KB config, 1 request)", float64(len(testbodies.AliasBomb(10_000, 2_500)))/1000),
-			targetMiB: 64,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, aliasBomb, 1)
-			},
-		},
+		bursting(fmt.Sprintf("a spec stored before the bounds: 300,000 empty affinity terms (%d-byte request), 1 request", len(terms300k)), 64, terms300k, 1),
+		bursting(fmt.Sprintf("5 specs stored before the bounds at once: 80,000 empty affinity terms each (%d-byte requests)", len(terms80k)), 100, terms80k, 5),
+		bursting(fmt.Sprintf("the largest Monocle the CRD admits, converged (%d-byte request), 1 request", len(largest)), 64, largest, 1),
+		bursting("5 of the largest Monocles at once (Metacontroller's 5 workers)", 100, largest, 5),
+		bursting(fmt.Sprintf("alias bomb in spec.config (%.1f KB config, 1 request)", float64(len(testbodies.AliasBomb(10_000, 2_500)))/1000), 64, aliasBomb, 1),
 		{
 			name:      "7,000 connections that each sent one GET /healthz, kept open",
 			targetMiB: 64,
@@ -182,20 +152,8 @@ func runAttacks(args []string) (bool, error) {
 				return announced(ctx, t, 64, 4<<20, []byte(`{"parent":`), normal)
 			},
 		},
-		{
-			name:      fmt.Sprintf("32 concurrent 1 MiB configs (%d-byte requests)", len(bigConfig)),
-			targetMiB: 100,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, bigConfig, 32)
-			},
-		},
-		{
-			name:      fmt.Sprintf("64 concurrent 400 KB requests (%d bytes)", len(grown)),
-			targetMiB: 64,
-			run: func(ctx context.Context, t *target) (map[string]int, error) {
-				return burst(ctx, t, grown, 64)
-			},
-		},
+		bursting(fmt.Sprintf("32 concurrent 1 MiB configs (%d-byte requests)", len(bigConfig)), 100, bigConfig, 32),
+		bursting(fmt.Sprintf("64 concurrent 400 KB requests (%d bytes)", len(grown)), 64, grown, 64),
 	}...)
 
 	fmt.Printf("loadtest attack %s: hook %s %s (the budget a %d MiB limit gives)\n\n", time.Now().UTC().Format(time.RFC3339), *hookBin, strings.Join(hookArgs, " "), *limitMiB)
@@ -290,6 +248,13 @@ func runAttack(a attack, hookBin string, hookArgs []string, normal []byte, limit
 	return fmt.Sprintf("| %s | %s in %.1f s (hook CPU %.2f s) | %s | %s | %.1f MiB (%.1f before) | < %d MiB: %s | %.0f %% |",
 		a.name, strings.Join(parts, ", "), took.Seconds(), cpu.Seconds(), health, after, mib(peak), mib(before), a.targetMiB, verdict,
 		100*float64(peak)/float64(limitMiB<<20)), met, nil
+}
+
+// bursting is the attack of n copies of body sent at once.
+func bursting(name string, targetMiB int64, body []byte, n int) attack {
+	return attack{name: name, targetMiB: targetMiB, run: func(ctx context.Context, t *target) (map[string]int, error) {
+		return burst(ctx, t, body, n)
+	}}
 }
 
 // burst sends n copies of body at once, each on its own connection, and

@@ -127,8 +127,17 @@ func (s *Server) onReserve(w http.ResponseWriter, r *http.Request, handler strin
 	}
 	s.metrics.errors.WithLabelValues(handler, "too_many_connections").Inc()
 	s.metrics.observe(handler, resultError, 0)
+	const msg = "the hook holds as many connections as it takes; retry later\n"
+	// Closed as soon as answered, unread body and all: the server would
+	// otherwise keep it half a second to drain, holding a reserve place.
+	if conn, buf, err := http.NewResponseController(w).Hijack(); err == nil {
+		fmt.Fprintf(buf, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(msg), msg)
+		buf.Flush()
+		conn.Close()
+		return true
+	}
 	w.Header().Set("Connection", "close")
-	http.Error(w, "the hook holds as many connections as it takes; retry later", http.StatusServiceUnavailable)
+	http.Error(w, msg, http.StatusServiceUnavailable)
 	return true
 }
 

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,10 @@ func runAttacks(args []string) (bool, error) {
 		{"600,000 {} conditions in a /customize parent", "/customize",
 			`{"parent":` + parent + `,"status":{"conditions":` + empties(600_000, "{}") + `}}}`},
 	}
+	finalizers, err := manyFinalizers(normal, 12_000)
+	if err != nil {
+		return false, err
+	}
 	var attacks []attack
 	for _, a := range amplified {
 		body := []byte(a.body)
@@ -126,6 +131,7 @@ func runAttacks(args []string) (bool, error) {
 		})
 	}
 	attacks = append(attacks, []attack{
+		bursting(fmt.Sprintf("an observed ConfigMap with 12,000 finalizers owned by Metacontroller's server-side apply, an invalid spec (%d-byte request)", len(finalizers)), 64, finalizers, 1),
 		bursting(fmt.Sprintf("a spec stored before the bounds: 300,000 empty affinity terms (%d-byte request), 1 request", len(terms300k)), 64, terms300k, 1),
 		bursting(fmt.Sprintf("5 specs stored before the bounds at once: 80,000 empty affinity terms each (%d-byte requests)", len(terms80k)), 100, terms80k, 5),
 		bursting(fmt.Sprintf("the largest Monocle the CRD admits, converged (%d-byte request), 1 request", len(largest)), 64, largest, 1),
@@ -248,6 +254,33 @@ func runAttack(a attack, hookBin string, hookArgs []string, normal []byte, limit
 	return fmt.Sprintf("| %s | %s in %.1f s (hook CPU %.2f s) | %s | %s | %.1f MiB (%.1f before) | < %d MiB: %s | %.0f %% |",
 		a.name, strings.Join(parts, ", "), took.Seconds(), cpu.Seconds(), health, after, mib(peak), mib(before), a.targetMiB, verdict,
 		100*float64(peak)/float64(limitMiB<<20)), met, nil
+}
+
+// manyFinalizers is body with its parent's spec invalid (so that every
+// child is answered as last applied) and its observed ConfigMap without a
+// last-applied annotation but with n finalizers, each named in
+// Metacontroller's server-side apply entry: the path that once tried every
+// key for every item.
+func manyFinalizers(body []byte, n int) ([]byte, error) {
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	req["parent"].(map[string]any)["spec"] = map[string]any{"tolerations": []any{map[string]any{"operator": "Equal"}}}
+	for _, cm := range req["children"].(map[string]any)["ConfigMap.v1"].(map[string]any) {
+		md := cm.(map[string]any)["metadata"].(map[string]any)
+		delete(md["annotations"].(map[string]any), "metacontroller.k8s.io/last-applied-configuration")
+		finalizers, set := make([]any, n), map[string]any{}
+		for i := range finalizers {
+			f := fmt.Sprintf("example.com/finalizer-%d", i)
+			finalizers[i] = f
+			set["v:"+strconv.Quote(f)] = map[string]any{}
+		}
+		md["finalizers"] = finalizers
+		md["managedFields"] = []any{map[string]any{"manager": "metacontroller", "operation": "Apply", "apiVersion": "v1",
+			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{"f:finalizers": set}}}}
+	}
+	return json.Marshal(req)
 }
 
 // bursting is the attack of n copies of body sent at once.

@@ -266,7 +266,7 @@ func manyFinalizers(body []byte, n int) ([]byte, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, err
 	}
-	req["parent"].(map[string]any)["spec"] = map[string]any{"tolerations": []any{map[string]any{"operator": "Equal"}}}
+	req["parent"].(map[string]any)["spec"] = map[string]any{"api": map[string]any{"replicas": -1}}
 	for _, cm := range req["children"].(map[string]any)["ConfigMap.v1"].(map[string]any) {
 		md := cm.(map[string]any)["metadata"].(map[string]any)
 		delete(md["annotations"].(map[string]any), "metacontroller.k8s.io/last-applied-configuration")

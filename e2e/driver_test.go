@@ -76,11 +76,14 @@ type driver struct {
 	t *testing.T
 	// requestBytes is the size of the last sync request posted.
 	requestBytes int
-	dyn          *dynamic.DynamicClient
-	hookURL      string
-	ns           string
-	ssa          bool // Metacontroller's --apply-strategy=server-side-apply
-	v2           bool // hook version v2: children keyed namespace/name
+	// storedSpec, when set, is sent as the parent's spec instead of the
+	// one the server has: a Monocle stored before the CRD refused it.
+	storedSpec map[string]any
+	dyn        *dynamic.DynamicClient
+	hookURL    string
+	ns         string
+	ssa        bool // Metacontroller's --apply-strategy=server-side-apply
+	v2         bool // hook version v2: children keyed namespace/name
 }
 
 func newDriver(t *testing.T, ns string) *driver {
@@ -247,6 +250,9 @@ func (d *driver) sync(name string) result {
 	d.t.Helper()
 	ctx := context.Background()
 	parent := d.monocle(name)
+	if d.storedSpec != nil {
+		parent.Object["spec"] = d.storedSpec
+	}
 	uid := parent.GetUID()
 	observed := d.children(uid)
 	children := map[string]map[string]any{}

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,5 +71,36 @@ func TestLargestMonocleConverges(t *testing.T) {
 	}}
 	if _, err := mustDynamic(t, cfg).Resource(monocleGVR).Namespace(ns).Create(context.Background(), m, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
 		t.Error("a Monocle with one toleration over the bound: stored")
+	}
+}
+
+// A Monocle stored before a bound or rule of the CRD, with a value that
+// breaks it, is answered InvalidSpec and every child stays exactly as it
+// is, under both apply strategies; fixing the spec applies it.
+func TestSpecStoredBeforeTheBoundsHoldsChildren(t *testing.T) {
+	for _, ssa := range []bool{false, true} {
+		d := newDriver(t, restrictedNamespace(t))
+		d.ssa = ssa
+		spec := map[string]any{"nodeSelector": map[string]any{"disk": "ssd"}}
+		d.createMonocle("m", spec)
+		d.converge("m")
+		before := d.resourceVersions("m")
+
+		d.storedSpec = map[string]any{"nodeSelector": map[string]any{"disk": "fast ssd"}}
+		d.steady("m")
+		c := condition(d.monocle("m"), hook.ConditionSpecApplied)
+		if c["status"] != "False" || c["reason"] != hook.ReasonInvalidSpec || !strings.Contains(c["message"].(string), "spec.nodeSelector[disk]") {
+			t.Errorf("ssa %v: SpecApplied %v %v %q, want False InvalidSpec naming spec.nodeSelector[disk]", ssa, c["status"], c["reason"], c["message"])
+		}
+		if after := d.resourceVersions("m"); !reflect.DeepEqual(before, after) {
+			t.Errorf("ssa %v: children moved:\nbefore %v\nafter  %v", ssa, before, after)
+		}
+
+		d.storedSpec = map[string]any{"nodeSelector": map[string]any{"disk": "fast-ssd"}}
+		d.converge("m")
+		api := d.get("Deployment.apps/v1", "m-api")
+		if got, _, _ := unstructured.NestedString(api.Object, "spec", "template", "spec", "nodeSelector", "disk"); got != "fast-ssd" {
+			t.Errorf("ssa %v: fixed, the API's nodeSelector is %q", ssa, got)
+		}
 	}
 }

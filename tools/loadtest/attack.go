@@ -345,7 +345,14 @@ func idleConnections(ctx context.Context, t *target, n int, normal []byte) (map[
 		}
 		answers[key]++
 	}
-	syncs, failed := 0, 0
+	syncs, failed := normalSyncs(ctx, t, normal)
+	answers[fmt.Sprintf("normal syncs meanwhile, %d failed", failed)] = syncs
+	return answers, nil
+}
+
+// normalSyncs sends a normal sync every 100 ms for 3 s, and counts those
+// not answered 200 with the normal answer.
+func normalSyncs(ctx context.Context, t *target, normal []byte) (syncs, failed int) {
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		syncs++
@@ -354,8 +361,7 @@ func idleConnections(ctx context.Context, t *target, n int, normal []byte) (map[
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	answers[fmt.Sprintf("normal syncs meanwhile, %d failed", failed)] = syncs
-	return answers, nil
+	return syncs, failed
 }
 
 // announced opens n connections that each announce contentLength bytes and
@@ -398,15 +404,7 @@ func announced(ctx context.Context, t *target, n, contentLength int, first, norm
 		}()
 	}
 	// Meanwhile, the hook answers normal syncs.
-	syncs, failed := 0, 0
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		syncs++
-		if code, answer, err := t.post(normal); err != nil || code != 200 || len(answer) != t.refLen {
-			failed++
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	syncs, failed := normalSyncs(ctx, t, normal)
 	wg.Wait()
 	answers[fmt.Sprintf("normal syncs meanwhile, %d failed", failed)] = syncs
 	return answers, nil

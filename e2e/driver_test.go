@@ -98,6 +98,18 @@ func newDriver(t *testing.T, ns string) *driver {
 	return &driver{t: t, dyn: dyn, hookURL: srv.URL, ns: ns}
 }
 
+// newWarningDriver is a driver whose client keeps the API server's
+// warnings (PodSecurity's, for one).
+func newWarningDriver(t *testing.T, ns string) (*driver, *warningLog) {
+	t.Helper()
+	warnings := &warningLog{}
+	c := *cfg
+	c.WarningHandler = warnings
+	d := newDriver(t, ns)
+	d.dyn = mustDynamic(t, &c)
+	return d, warnings
+}
+
 // result is what one sync did.
 type result struct {
 	answer                    syncAnswer

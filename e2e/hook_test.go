@@ -278,11 +278,7 @@ func TestExamplesChildrenAreRestricted(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			ns := restrictedNamespace(t)
-			warnings := &warningLog{}
-			c := *cfg
-			c.WarningHandler = warnings
-			d := newDriver(t, ns)
-			d.dyn = mustDynamic(t, &c)
+			d, warnings := newWarningDriver(t, ns)
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

@@ -36,11 +36,8 @@ func TestSnapshotsOnForAnExistingMonocle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			ns := restrictedNamespace(t)
-			warnings := &warningLog{}
-			c := *cfg
-			c.WarningHandler = warnings
-			d := newDriver(t, ns)
-			d.dyn, d.ssa = mustDynamic(t, &c), mode.ssa
+			d, warnings := newWarningDriver(t, ns)
+			d.ssa = mode.ssa
 			elastic := map[string]any{"storageSize": "1Gi", "deleteDataOnDelete": mode.deleteData}
 			d.createMonocle("m", map[string]any{"elasticsearch": elastic})
 			converge(t, d, ns)
@@ -166,11 +163,7 @@ func TestSnapshotsOnForAnExistingMonocle(t *testing.T) {
 // StatefulSet stays as it is (its templates cannot change; no restart).
 func TestSnapshotsOnAndOff(t *testing.T) {
 	ns := restrictedNamespace(t)
-	warnings := &warningLog{}
-	c := *cfg
-	c.WarningHandler = warnings
-	d := newDriver(t, ns)
-	d.dyn = mustDynamic(t, &c)
+	d, warnings := newWarningDriver(t, ns)
 	spec := map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{
 		"schedule": "@every 12h", "keep": int64(3), "timeZone": "Europe/Paris", "storageSize": "2Gi"}}}
 	d.createMonocle("m", spec)

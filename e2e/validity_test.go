@@ -504,11 +504,7 @@ func TestSpecValuesTheAPIServerAccepts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			ns := restrictedNamespace(t)
-			warnings := &warningLog{}
-			c := *cfg
-			c.WarningHandler = warnings
-			d := newDriver(t, ns)
-			d.dyn = mustDynamic(t, &c)
+			d, warnings := newWarningDriver(t, ns)
 			for _, o := range tc.objects {
 				obj := &unstructured.Unstructured{Object: o}
 				if _, err := d.dyn.Resource(childTypeOf(obj.GetKind()).gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {

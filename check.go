@@ -45,14 +45,25 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	refusals, err := hook.Check(objects, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})
+	rep, err := hook.Check(objects, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})
 	if err != nil {
 		return fail(err)
 	}
-	for _, r := range refusals {
+	if rep.Checked == 0 {
+		// A gate that passes on nothing passes a failed kubectl get.
+		return fail(errors.New("no Monocle in the input: give it the output of `kubectl get monocles,configmaps,secrets -A -o yaml`"))
+	}
+	for _, r := range rep.Refusals {
 		fmt.Fprintln(stdout, r)
 	}
-	if len(refusals) > 0 {
+	rolling := map[string]bool{}
+	for _, r := range rep.Rolls {
+		fmt.Fprintln(stdout, r)
+		rolling[r.Namespace+"/"+r.Name] = true
+	}
+	fmt.Fprintf(stdout, "Monocles checked: %d; applied in full: %d; not: %d; rolled onto a new default image: %d\n",
+		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
+	if len(rep.Refusals) > 0 {
 		return 1
 	}
 	return 0

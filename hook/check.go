@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,34 +16,86 @@ func (r Refusal) String() string {
 	return fmt.Sprintf("%s/%s: %s: %s", r.Namespace, r.Name, r.Reason, r.Message)
 }
 
+// Report is what Check found: how many Monocles it answered, those this
+// hook would not apply in full, and those whose pods a default image of
+// this hook would roll.
+type Report struct {
+	Checked  int
+	Refusals []Refusal
+	Rolls    []Roll
+}
+
+// Roll is a Monocle that sets no image of its own and runs another one than
+// this hook's default: upgrading to this hook rolls those pods.
+type Roll struct {
+	Namespace, Name, Component, From, To string
+}
+
+func (r Roll) String() string {
+	return fmt.Sprintf("%s/%s: rolls %s from %s to %s (the new default image)", r.Namespace, r.Name, r.Component, r.From, r.To)
+}
+
 // Check answers every Monocle in objects (the output of `kubectl get
 // monocles,configmaps,secrets -A -o yaml`: a List, or YAML documents) the
 // way /sync would, with the generated and referenced ConfigMaps and Secrets
-// found beside it, and lists those whose SpecApplied would be False: what
-// an upgrade to this hook would hold. Objects of other kinds are ignored.
-func Check(data []byte, env Env) ([]Refusal, error) {
+// found beside it, and lists those whose SpecApplied would be False (what
+// an upgrade to this hook would hold) and those it would roll onto a new
+// default image (from the images their status says run). Objects of other
+// kinds are ignored.
+func Check(data []byte, env Env) (Report, error) {
 	objs, err := readObjects(data)
 	if err != nil {
-		return nil, err
+		return Report{}, err
 	}
-	var refusals []Refusal
+	var rep Report
 	for _, monocle := range objs.monocles {
 		req, err := objs.request(monocle)
 		if err != nil {
-			return nil, err
+			return Report{}, err
 		}
+		rep.Checked++
 		md := req.Parent.Metadata
 		resp, err := Sync(req, env)
 		if err != nil {
-			refusals = append(refusals, Refusal{md.Namespace, md.Name, "BadObject", err.Error()})
+			rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, "BadObject", err.Error()})
 			continue
 		}
 		for _, c := range resp.Status.Conditions {
 			if c.Type == ConditionSpecApplied && c.Status != "True" {
-				refusals = append(refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
+				rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
 			}
 		}
+		rep.Rolls = append(rep.Rolls, defaultImageRolls(monocle, md.Namespace, md.Name)...)
 	}
-	slices.SortFunc(refusals, func(a, b Refusal) int { return strings.Compare(a.String(), b.String()) })
-	return refusals, nil
+	slices.SortFunc(rep.Refusals, func(a, b Refusal) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(rep.Rolls, func(a, b Roll) int { return strings.Compare(a.String(), b.String()) })
+	return rep, nil
+}
+
+// defaultImageRolls compares the images a Monocle's status says run with
+// the defaults, for the images its spec leaves to them.
+func defaultImageRolls(monocle []byte, namespace, name string) []Roll {
+	var m struct {
+		Spec struct {
+			Image         string `json:"image"`
+			Elasticsearch struct {
+				Image string `json:"image"`
+				URL   string `json:"url"`
+			} `json:"elasticsearch"`
+		} `json:"spec"`
+		Status struct {
+			Versions Versions `json:"versions"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(monocle, &m) != nil {
+		return nil
+	}
+	var rolls []Roll
+	if v := m.Status.Versions.Monocle; m.Spec.Image == "" && v != "" && v != DefaultImage {
+		rolls = append(rolls, Roll{namespace, name, "the API and the crawler", v, DefaultImage})
+	}
+	if v := m.Status.Versions.Elasticsearch; m.Spec.Elasticsearch.Image == "" && v != "" && v != DefaultElasticImage {
+		rolls = append(rolls, Roll{namespace, name, "Elasticsearch", v, DefaultElasticImage})
+	}
+	return rolls
 }

@@ -15,12 +15,15 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refusals, err := Check(objects, testEnv())
+	rep, err := Check(objects, testEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rep.Checked != 5 {
+		t.Errorf("%d Monocles checked, want 5", rep.Checked)
+	}
 	var got []string
-	for _, r := range refusals {
+	for _, r := range rep.Refusals {
 		got = append(got, r.Namespace+"/"+r.Name+" "+r.Reason)
 	}
 	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid", "b/old-bounds InvalidSpec"}; !slices.Equal(got, want) {
@@ -33,11 +36,16 @@ func TestCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range r {
+		for _, r := range r.Refusals {
 			if r.Reason != ReasonReferenceNotFound {
 				t.Errorf("%s: %v", f, r)
 			}
 		}
+	}
+	// An older default image running, no image of its own: it rolls.
+	want := []Roll{{"b", "old-image", "the API and the crawler", "quay.io/change-metrics/monocle:1.10.0", DefaultImage}}
+	if !slices.Equal(rep.Rolls, want) {
+		t.Errorf("rolls %v, want %v", rep.Rolls, want)
 	}
 	if _, err := Check([]byte("kind: [unclosed"), testEnv()); err == nil {
 		t.Error("broken YAML: no error")

@@ -105,7 +105,7 @@ already installed crds/ (the Monocle CRD) by then; that is harmless.
 */}}
 {{- define "monocle-hook.checkMetacontroller" -}}
 {{- if and .Values.capabilityChecks (not (.Capabilities.APIVersions.Has "metacontroller.k8s.io/v1alpha1/CompositeController")) }}
-{{- fail "Metacontroller's API (CompositeController, metacontroller.k8s.io/v1alpha1) is not served by this cluster: install Metacontroller v4.17 or later first, e.g. `helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version v4.17.2 -n metacontroller --create-namespace` (with metacontroller/metacontroller-values.yaml from monocle-hook's repository), then run this again. Helm installs crds/ before this check, so the Monocle CRD may already exist: that is harmless. Rendering without a cluster (helm template)? Set capabilityChecks=false." }}
+{{- fail "Metacontroller's API (CompositeController, metacontroller.k8s.io/v1alpha1) is not served by this cluster: install Metacontroller v4.17 or later first, e.g. `helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version 4.17.2 -n metacontroller --create-namespace -f metacontroller-values.yaml` (the values file from monocle-hook's repository, metacontroller/metacontroller-values.yaml), then run this again. Helm installs crds/ before this check, so the Monocle CRD may already exist: that is harmless. Rendering without a cluster (helm template)? Set capabilityChecks=false." }}
 {{- end }}
 {{- end }}
 

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// check is a gate: it lists what an upgrade would hold or roll, counts
+// what it checked, and fails on input with no Monocle (a failed kubectl
+// get in the README's pipe) rather than passing on nothing.
+func TestCheckGate(t *testing.T) {
+	tests := map[string]struct {
+		args  []string
+		stdin string
+		code  int
+		out   []string
+		err   string
+	}{
+		"empty input, as a failed kubectl get gives": {args: []string{"-f", "-"}, code: 2, err: "no Monocle in the input"},
+		"a List of other objects":                    {args: []string{"-f", "-"}, stdin: "apiVersion: v1\nkind: List\nitems: []\n", code: 2, err: "no Monocle in the input"},
+		"the test objects": {args: []string{"-f", "hook/testdata/check-objects.yaml"}, code: 1, out: []string{
+			"b/old-bounds: InvalidSpec: spec.tolerations[0].value",
+			"b/old-image: rolls the API and the crawler from quay.io/change-metrics/monocle:1.10.0 to quay.io/change-metrics/monocle:1.11.2",
+			"Monocles checked: 5; applied in full: 2; not: 3; rolled onto a new default image: 1",
+		}},
+		"an example": {args: []string{"-f", "examples/monocle-sample.yaml"}, code: 0, out: []string{"Monocles checked: 1; applied in full: 1; not: 0; rolled onto a new default image: 0"}},
+		"no -f":      {code: 2, err: "-f is required"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := check(tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr.String())
+			}
+			for _, want := range tc.out {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout does not say %q:\n%s", want, stdout.String())
+				}
+			}
+			if !strings.Contains(stderr.String(), tc.err) {
+				t.Errorf("stderr %q, want it to say %q", stderr.String(), tc.err)
+			}
+		})
+	}
+}

@@ -17,13 +17,9 @@ import (
 // upgrade. It exits 0 when there is none, 1 when there is, 2 on an error.
 func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	file := fs.String("f", "", "kubectl get monocles,configmaps,secrets -A -o yaml, or - for standard input")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if err := parseSubcommand(fs, args, "check -f objects.yaml", stdout, stderr); err != nil {
+		return exitCode(err)
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "monocle-hook check:", err)

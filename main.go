@@ -38,7 +38,9 @@ const usage = `monocle-hook: Metacontroller's sync hook for Monocle objects.
 
 Usage:
   monocle-hook [flags]                 serve the hook, its health endpoints and /metrics
-  monocle-hook render -f monocle.yaml  print a Monocle's children as YAML
+  monocle-hook render -f monocle.yaml [--image IMAGE]
+                                       print a Monocle's children as YAML (IMAGE: the hook's own, for
+                                       the snapshot CronJobs, as the hook's --image)
   monocle-hook check -f objects.yaml   list the Monocles this version would not apply in full, and why
                                        (objects.yaml: kubectl get monocles,configmaps,secrets -A -o yaml)
   monocle-hook snapshot --elastic URL --repository R --location P --keep N
@@ -47,7 +49,8 @@ Usage:
                                        restore them from snapshot S
   monocle-hook restore-job --monocle N --namespace NS --snapshot S
                                        print a Job that runs restore
-  monocle-hook --version               print the version, the commit and the Go version
+  monocle-hook --version               print the version, the commit and the Go version (or: version)
+  monocle-hook --help                  print this (or: help; each subcommand has its --help)
 
 Flags:
 `
@@ -71,20 +74,60 @@ func main() {
 	}
 }
 
+// parseSubcommand parses a subcommand's flags: -h and --help print its
+// usage to stdout (errExit), a wrong flag the error and the usage to
+// stderr (errUsage).
+func parseSubcommand(fs *flag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) error {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	fs.Usage = func() { fmt.Fprintf(fs.Output(), "Usage: monocle-hook %s\n\nFlags:\n", synopsis); fs.PrintDefaults() }
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		io.Copy(stdout, &out)
+		return errExit
+	case err != nil:
+		io.Copy(stderr, &out)
+		return errUsage
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "monocle-hook %s: unexpected arguments: %q\n", fs.Name(), fs.Args())
+		return errUsage
+	}
+	return nil
+}
+
 // subcommand runs the named subcommand and gives its exit code; ok is false
 // when name is none, and the hook serves.
 func subcommand(name string, args []string) (code int, ok bool) {
 	switch name {
-	case "render":
-		if err := render(args, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)
-			return 1, true
-		}
+	case "help":
+		_, err := parseFlags([]string{"--help"}, os.Stdout, os.Stderr)
+		return exitCode(err), true
+	case "version":
+		fmt.Println(versionLine())
 		return 0, true
+	case "render":
+		err := render(args, os.Stdin, os.Stdout, os.Stderr)
+		if err != nil && !errors.Is(err, errExit) && !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)
+		}
+		return exitCode(err), true
 	case "check":
 		return check(args, os.Stdin, os.Stdout, os.Stderr), true
 	}
 	return runSnapshotCommand(append([]string{name}, args...), os.Stdout, os.Stderr)
+}
+
+// exitCode is a command's: 0 when it succeeded or answered --help, 2 for
+// a usage error, else 1.
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, errExit):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	return 1
 }
 
 var (
@@ -252,14 +295,16 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	return nil
 }
 
-func render(args []string, stdin io.Reader, stdout io.Writer) error {
+func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	file := fs.String("f", "", "the Monocle object, as YAML or JSON (- for standard input)")
-	if err := fs.Parse(args); err != nil {
+	image := fs.String("image", hookImage(), "the hook's own image, which the snapshot CronJobs run (as the hook's --image; the chart passes its own)")
+	if err := parseSubcommand(fs, args, "render -f monocle.yaml", stdout, stderr); err != nil {
 		return err
 	}
 	if *file == "" {
-		return errors.New("-f is required")
+		fmt.Fprintln(stderr, "monocle-hook render: -f is required")
+		return errUsage
 	}
 	in := stdin
 	if *file != "-" {
@@ -274,7 +319,7 @@ func render(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})
+	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader, Image: *image})
 	if err != nil {
 		return err
 	}

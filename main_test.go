@@ -145,7 +145,7 @@ func TestRenderExamples(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			var out bytes.Buffer
-			if err := render([]string{"-f", f}, nil, &out); err != nil {
+			if err := render([]string{"-f", f}, nil, &out, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			for _, kind := range []string{"Secret", "ConfigMap", "Service", "Deployment"} {
@@ -159,7 +159,7 @@ func TestRenderExamples(t *testing.T) {
 
 func TestRenderRejectsABadSpec(t *testing.T) {
 	bad := "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m}\nspec: {storageSize: lots}\n"
-	err := render([]string{"-f", "-"}, strings.NewReader(bad), io.Discard)
+	err := render([]string{"-f", "-"}, strings.NewReader(bad), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "spec.storageSize") {
 		t.Fatalf("err = %v", err)
 	}
@@ -302,7 +302,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// --help and --version answer on standard output and exit 0; a wrong flag
+// --help and --version (and the words help and version, and a
+// subcommand's --help) answer on standard output and exit 0; a wrong flag
 // prints the usage on standard error and exits 2.
 func TestBinaryHelpAndVersion(t *testing.T) {
 	bin := hookBinary(t)
@@ -320,6 +321,15 @@ func TestBinaryHelpAndVersion(t *testing.T) {
 		"a wrong level":      {args: []string{"--log-level=loud"}, code: 2, stderr: "-log-level"},
 		"a wrong budget":     {args: []string{"--memory-budget=lots"}, code: 1, stderr: `--memory-budget: "lots" is not a quantity`},
 		"a budget under 1Mi": {args: []string{"--memory-budget=100Ki"}, code: 1, stderr: "under the least budget"},
+		"help, a word":       {args: []string{"help"}, stdout: []string{"Usage:", "-memory-budget"}},
+		"version, a word":    {args: []string{"version"}, stdout: []string{"monocle-hook " + stampedVersion + " (commit " + stampedCommit + ", " + runtime.Version() + ")\n"}, stdoutIsLine: true},
+		"render --help":      {args: []string{"render", "--help"}, stdout: []string{"Usage: monocle-hook render", "-image"}},
+		"render -h":          {args: []string{"render", "-h"}, stdout: []string{"-f string"}},
+		"render, no -f":      {args: []string{"render"}, code: 2, stderr: "-f is required"},
+		"render, wrong flag": {args: []string{"render", "--nope"}, code: 2, stderr: "Usage: monocle-hook render"},
+		"render, arguments":  {args: []string{"render", "-f", "x", "extra"}, code: 2, stderr: "unexpected arguments"},
+		"check --help":       {args: []string{"check", "--help"}, stdout: []string{"Usage: monocle-hook check"}},
+		"check, wrong flag":  {args: []string{"check", "--nope"}, code: 2, stderr: "Usage: monocle-hook check"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -424,3 +434,15 @@ func TestMemoryFor(t *testing.T) {
 }
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+
+// render --image gives the snapshot CronJob the hook image the chart
+// passes, as the hook's own --image does.
+func TestRenderImage(t *testing.T) {
+	var out bytes.Buffer
+	if err := render([]string{"-f", "examples/monocle-snapshots.yaml", "--image", "registry.example/monocle-hook@sha256:abc"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "image: registry.example/monocle-hook@sha256:abc") {
+		t.Errorf("the snapshot CronJob does not run the --image:\n%s", out.String())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -31,14 +32,20 @@ func runSnapshotCommand(args []string, stdout, stderr io.Writer) (code int, ok b
 	// in flight: the run fails, and says so.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// --help answers on stdout: the commands print their usage on what
+	// they are given as stderr.
+	usageOut := stderr
+	if slices.ContainsFunc(args[1:], func(a string) bool { return a == "-h" || a == "-help" || a == "--h" || a == "--help" }) {
+		usageOut = stdout
+	}
 	var err error
 	switch args[0] {
 	case "snapshot":
-		err = snapshot.RunSnapshot(ctx, args[1:], stderr, time.Now)
+		err = snapshot.RunSnapshot(ctx, args[1:], usageOut, time.Now)
 	case "restore":
-		err = snapshot.RunRestore(ctx, args[1:], stderr)
+		err = snapshot.RunRestore(ctx, args[1:], usageOut)
 	case "restore-job":
-		err = restorejob.Run(args[1:], stdout, stderr, version)
+		err = restorejob.Run(args[1:], stdout, usageOut, version)
 	default:
 		return 0, false
 	}
@@ -47,6 +54,9 @@ func runSnapshotCommand(args []string, stdout, stderr io.Writer) (code int, ok b
 		return 0, true
 	case err != nil:
 		fmt.Fprintf(stderr, "monocle-hook %s: %v\n", args[0], err)
+		if errors.Is(err, snapshot.ErrUsage) {
+			return 2, true
+		}
 		return 1, true
 	}
 	return 0, true

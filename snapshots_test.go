@@ -28,15 +28,15 @@ func TestRunSnapshotCommand(t *testing.T) {
 			wantStdout: "\nkind: Job\n",
 		},
 		"snapshot without its flags": {
-			args: []string{"snapshot"}, wantOK: true, wantCode: 1,
-			wantStderr: "monocle-hook snapshot: missing --elastic, --repository, --location, --keep\n",
+			args: []string{"snapshot"}, wantOK: true, wantCode: 2,
+			wantStderr: "monocle-hook snapshot: usage: missing --elastic, --repository, --location, --keep\n",
 		},
 		"restore against nothing listening": {
 			args:   []string{"restore", "--elastic", "http://127.0.0.1:1", "--repository", "monocle", "--location", "/usr/share/elasticsearch/snapshots/monocle", "--snapshot", "s", "--timeout", "5s"},
 			wantOK: true, wantCode: 1,
 			wantStderr: "monocle-hook restore: repository monocle: GET /_snapshot/monocle: dial tcp 127.0.0.1:1: connect: connection refused\n",
 		},
-		"help is not a failure": {args: []string{"snapshot", "-h"}, wantOK: true, wantStderr: "Usage: monocle-hook snapshot"},
+		"help is not a failure, on stdout": {args: []string{"snapshot", "-h"}, wantOK: true, wantStdout: "Usage: monocle-hook snapshot"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -73,10 +73,13 @@ func Run(args []string, stdout, stderr io.Writer, version string) error {
 	fs.StringVar(&o.Image, "image", defaultImage, "the hook's image (required for a build without a version)")
 	fs.DurationVar(&o.Timeout, "timeout", snapshot.DefaultTimeout, "the most the restore may take")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", snapshot.ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return fmt.Errorf("%w: unexpected arguments: %q", snapshot.ErrUsage, fs.Args())
 	}
 	out, err := Render(o)
 	if err != nil {

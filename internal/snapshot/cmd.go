@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--timeout 30m]\n\n"+
 			"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
-			"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure.\n\n")
+			"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure, 2 on a usage error.\n\n")
 		fs.PrintDefaults()
 	}
 	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
@@ -78,14 +79,20 @@ func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
 	return err
 }
 
+// ErrUsage marks an error in a command's flags or arguments (exit 2).
+var ErrUsage = errors.New("usage")
+
 // parse parses args, refusing positional arguments and leaving out any of
-// the required flags.
+// the required flags (ErrUsage); -h is flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string, required ...string) error {
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return fmt.Errorf("%w: unexpected arguments: %q", ErrUsage, fs.Args())
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -96,7 +103,7 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+		return fmt.Errorf("%w: missing %s", ErrUsage, strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func TestRunRestore(t *testing.T) {
 	}
 
 	err = RunRestore(context.Background(), []string{"--elastic", f.server.URL, "--repository", "monocle", "--location", DefaultLocation}, &log)
-	if err == nil || err.Error() != "missing --snapshot" {
+	if !errors.Is(err, ErrUsage) || err.Error() != "usage: missing --snapshot" {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -168,13 +167,8 @@ const (
 	maxMessage = 2048
 )
 
-// quote is %q of a user's value, cut to maxQuoted characters.
-func quote(s string) string {
-	if utf8.RuneCountInString(s) <= maxQuoted {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(cut(s, maxQuoted))
-}
+// quote is %q of a value a request chose, cut to maxQuoted characters.
+func quote(s string) string { return strconv.Quote(cut(s, maxQuoted)) }
 
 // cut keeps the first n characters of s, and says so with an ellipsis.
 func cut(s string, n int) string {

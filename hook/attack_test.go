@@ -363,3 +363,18 @@ func TestStalledBodyIsCut(t *testing.T) {
 	waitUntil(t, "the budget free", func() bool { return s.budget.InUse() == 0 })
 	checkServing(t, srv, true)
 }
+
+// The minimum body rate ends with the body: a request that then waits for
+// the budget longer than its body took is still answered.
+func TestBodyRateEndsWithTheBody(t *testing.T) {
+	s, srv, _ := budgetServer(t, Options{MemoryBudget: 2 << 20, BudgetWait: 5 * time.Second}, nil)
+	holder := startRequest(t, srv, "/sync", 400_000, bytes.Repeat([]byte(" "), 300_000))
+	waitUntil(t, "the budget held", func() bool { return s.budget.InUse() == bodyCharge(300_000, 400_000) })
+	go func() {
+		time.Sleep(2500 * time.Millisecond) // past the body's paced deadline
+		holder.Close()
+	}()
+	if code, answer := post(t, srv.URL+"/sync", readFixture(t, "sync-v1-observed-children")); code != 200 {
+		t.Errorf("answered %d %.200s, want 200 once the budget is free", code, answer)
+	}
+}

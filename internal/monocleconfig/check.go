@@ -14,6 +14,8 @@ type checker struct {
 	env      func(string) bool
 	path     pathStack
 	warnings []Problem
+	tokens   tokenCheck
+	oidc     bool
 }
 
 func (c *checker) problem(format string, args ...any) {
@@ -58,6 +60,8 @@ func (c *checker) check(value any) *Config {
 	}
 	c.path.pop()
 	out.Warnings = c.warnings
+	out.Tokens = c.tokens.result()
+	out.OIDC = c.oidc
 	return out
 }
 
@@ -83,7 +87,13 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 			}
 		} else if !c.envSet(key) {
 			c.path.pushKey("crawlers_api_key")
-			c.problem("names the environment variable %s, which the pods do not get; Monocle exits at start without it", envName(key))
+			if key == "HOSTNAME" {
+				// src/Monocle/Api/Server.hs compares the key a crawler
+				// sends with the API's own value of the variable.
+				c.problem("names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
+			} else {
+				c.problem("names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
+			}
 			c.path.pop()
 		}
 	}
@@ -181,38 +191,7 @@ func (c *checker) checkCrawler(cr *recordValue) {
 	if c.env == nil || p == nil {
 		return
 	}
-	// src/Macroscope/Main.hs, getCrawler: the crawler reads tokens with
-	// Config.getSecret when it builds a crawler's client, not when it loads
-	// the config: a missing one fails that crawler later, hence a warning.
-	c.path.pushKey("provider")
-	switch provider.alt {
-	case altGitlab:
-		c.tokenWarning(p, "gitlab_token", "GITLAB_TOKEN")
-	case altGithub, altGithubUser:
-		c.tokenWarning(p, "github_token", "GITHUB_TOKEN")
-	case altBugzilla:
-		c.tokenWarning(p, "bugzilla_token", "BUGZILLA_TOKEN")
-	case altGerrit:
-		if _, login := p.optionalText("gerrit_login"); login {
-			c.tokenWarning(p, "gerrit_password", "GERRIT_PASSWORD")
-		}
-	}
-	c.path.pop()
-}
-
-func (c *checker) tokenWarning(p *recordValue, field, fallback string) {
-	name, named := p.optionalText(field)
-	if !named {
-		name = fallback
-	}
-	if c.envSet(name) {
-		return
-	}
-	if named {
-		c.path.pushKey(field)
-		defer c.path.pop()
-	}
-	c.warn("the crawler reads its token from the environment variable %s, which its pod does not get: this crawler will fail", envName(name))
+	c.checkToken(provider)
 }
 
 // hasEntities is whether getCrawlerEntities (src/Monocle/Backend/Index.hs)
@@ -245,6 +224,7 @@ func (c *checker) checkAuth(auth *recordValue) {
 		// at start: error "GithubAuthProvider not yet supported".
 		c.problem("is read as a GitHub auth provider (github_oauth_name, github_oauth_client_id), with which Monocle 1.11.2's API does not start (\"GithubAuthProvider not yet supported\")")
 	case altOIDC:
+		c.oidc = true
 		// getAuthProvider: a misconfigured OIDC provider is logged
 		// (AuthSystemFailed) and the API runs without login.
 		p := provider.payload

@@ -21,8 +21,9 @@
 //
 // Where it cannot be equal, on purpose or not: the limits refuse configs
 // Monocle would read; go.yaml.in/yaml/v3 is not HsYAML, so exotic YAML may
-// parse in one and not the other (yaml.v3 refuses %YAML 1.3 and nesting over
-// 10000 levels, and drops the "!" tag that makes a plain scalar a string);
+// parse in one and not the other (yaml.v3 refuses nesting over 10000 levels;
+// the %YAML versions and the "!" tag it reads otherwise are given back,
+// hsyaml.go, in UTF-8 text);
 // update_since is checked for every crawler with entities, though Monocle
 // reads it only for those it has not crawled yet.
 package monocleconfig
@@ -142,10 +143,14 @@ type Config struct {
 	// Ignored are the paths of keys Monocle ignores (unknown to its
 	// schema), in the config's order; at most 20 are listed.
 	Ignored []string
-	// Warnings are about environment variables Monocle reads only once
-	// running, which the pods lack: a provider token (the crawler fails on
-	// that crawler) or an OIDC client secret (the API starts without login).
-	// They do not make the config invalid; at most 20 are listed.
+	// Tokens are the provider tokens the crawler reads once running from
+	// variables its pods lack. They do not make the config invalid.
+	Tokens Tokens
+	// OIDC: the config sets an OIDC auth provider, whose login state each
+	// API process keeps in memory (src/Monocle/Api/Jwt.hs, sessionStore).
+	OIDC bool
+	// Warnings are about the OIDC client secret, which the API reads once
+	// running: without it, it starts without login. At most 20 are listed.
 	Warnings []Problem
 }
 

@@ -471,7 +471,7 @@ func TestParse(t *testing.T) {
 		},
 		"crawlers_api_key names a variable the pods lack": {
 			yaml:     "workspaces:\n  - name: demo\n    crawlers_api_key: TEAM_KEY\n    crawlers: []\n",
-			problems: []want{{"workspaces[0].crawlers_api_key", "names the environment variable TEAM_KEY, which the pods do not get"}},
+			problems: []want{{"workspaces[0].crawlers_api_key", "names the environment variable TEAM_KEY, which the pods do not all get"}},
 		},
 		"crawlers_api_key holding what looks like a secret is not shown": {
 			yaml:     "workspaces:\n  - name: demo\n    crawlers_api_key: s3cr3t-value\n    crawlers: []\n",
@@ -507,26 +507,6 @@ func TestParse(t *testing.T) {
 		},
 		"update_since never read by a crawler without entities": {
 			yaml: ws("      - name: c\n        update_since: whenever\n        provider: TaskDataProvider\n"),
-		},
-
-		// src/Macroscope/Main.hs: tokens, read when the crawler crawls
-		"provider token missing is a warning": {
-			yaml:     crawler("{github_organization: x}"),
-			env:      envOf("CRAWLERS_API_KEY"),
-			warnings: []want{{"workspaces[0].crawlers[0].provider", "GITHUB_TOKEN, which its pod does not get"}},
-		},
-		"provider token named and missing is a warning on its field": {
-			yaml:     crawler("{gitlab_organization: g, gitlab_token: TEAM_GITLAB}"),
-			warnings: []want{{"workspaces[0].crawlers[0].provider.gitlab_token", "TEAM_GITLAB"}},
-		},
-		"a Gerrit without login reads no password": {
-			yaml: crawler("{gerrit_url: https://review.example.org}"),
-			env:  envOf("CRAWLERS_API_KEY"),
-		},
-		"a Gerrit with login reads its password": {
-			yaml:     crawler("{gerrit_url: https://review.example.org, gerrit_login: bot}"),
-			env:      envOf("CRAWLERS_API_KEY"),
-			warnings: []want{{"workspaces[0].crawlers[0].provider", "GERRIT_PASSWORD"}},
 		},
 	}
 	for name, tc := range tests {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -24,6 +25,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(laughs(3))
 	f.Add([]byte("workspaces:\n  - - {key: name, value: demo}\n    - {key: crawlers, value: [{name: c, update_since: '2024-01-01 00:00:00 +01:00', provider: TaskDataProvider}]}\n"))
 	f.Add([]byte("auth: {auth_provider: {oidc_provider_name: x, oidc_issuer_url: y, oidc_client_id: z}}\nworkspaces: []\n"))
+	f.Add([]byte("%YAML 1.2\n---\nworkspaces: [{name: &a ! 12, crawlers: [{name: c, update_since: '2024-01-01', provider: {bugzilla_url: u}}, {name: d, update_since: '2024-01-01', provider: {bugzilla_url: u}}]}]\n"))
 	// Small limits, so the fuzzer reaches them.
 	limits := Limits{MaxBytes: 4096, MaxNodes: 500, MaxExpandedBytes: 8192, MaxDepth: 20}
 	env := envOf("CRAWLERS_API_KEY")
@@ -45,8 +47,11 @@ func FuzzParse(f *testing.F) {
 		if len(data) > limits.MaxBytes {
 			t.Fatalf("%d bytes accepted", len(data))
 		}
-		if len(cfg.Ignored) > maxIgnored || len(cfg.Warnings) > maxIgnored {
-			t.Fatalf("%d ignored, %d warnings", len(cfg.Ignored), len(cfg.Warnings))
+		if len(cfg.Ignored) > maxIgnored || len(cfg.Warnings) > maxIgnored || len(cfg.Tokens.Missing) > maxIgnored {
+			t.Fatalf("%d ignored, %d warnings, %d tokens", len(cfg.Ignored), len(cfg.Warnings), len(cfg.Tokens.Missing))
+		}
+		if cfg.Tokens.Count < len(cfg.Tokens.Missing) || cfg.Tokens.Exits != (cfg.Tokens.Exits || slices.ContainsFunc(cfg.Tokens.Missing, func(m MissingToken) bool { return m.Exits })) {
+			t.Fatalf("tokens %+v", cfg.Tokens)
 		}
 		for _, w := range cfg.Workspaces {
 			if indexNameProblem(w.Name) != "" || elasticIndexProblem(w.Name) != "" {

@@ -268,7 +268,14 @@ func stringOf(n *yaml.Node) (string, bool) {
 
 // decodeDocument reads the only document of data.
 func decodeDocument(data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	// UTF-16 is left to yaml.v3 as it is (and HsYAML's readings of
+	// hsyaml.go are not given back in it).
+	utf8Text := !bytes.HasPrefix(data, []byte("\xff\xfe")) && !bytes.HasPrefix(data, []byte("\xfe\xff"))
+	text := data
+	if utf8Text {
+		text = asYAML11(bytes.TrimPrefix(data, bom))
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
 	var doc yaml.Node
 	switch err := dec.Decode(&doc); {
 	case errors.Is(err, io.EOF):
@@ -286,6 +293,9 @@ func decodeDocument(data []byte) (*yaml.Node, error) {
 	}
 	if len(doc.Content) != 1 {
 		return nil, errors.New("the YAML holds no document")
+	}
+	if utf8Text {
+		markNonSpecific(doc.Content[0], text)
 	}
 	return doc.Content[0], nil
 }

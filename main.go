@@ -319,9 +319,13 @@ func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader, Image: *image})
+	out, held, err := hook.Render(monocle, hook.Env{Now: time.Now, Rand: rand.Reader, Image: *image})
 	if err != nil {
 		return err
+	}
+	if held != nil {
+		// What the output leaves out or keeps, and why.
+		fmt.Fprintf(stderr, "monocle-hook render: SpecApplied=False, %s: %s\n", held.Reason, held.Message)
 	}
 	_, err = stdout.Write(out)
 	return err

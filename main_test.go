@@ -157,6 +157,22 @@ func TestRenderExamples(t *testing.T) {
 	}
 }
 
+// What render holds back is said on stderr, with the command that fixes it.
+func TestRenderSaysWhatItHolds(t *testing.T) {
+	monocle := "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m, namespace: team}\n" +
+		"spec: {config: \"workspaces:\\n  - name: demo\\n    crawlers:\\n      - {name: gh, update_since: '2024-01-01', provider: {github_organization: x}}\\n\"}\n"
+	var out, errOut bytes.Buffer
+	if err := render([]string{"-f", "-"}, strings.NewReader(monocle), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "SpecApplied=False, CrawlerTokenMissing: ") || !strings.Contains(errOut.String(), "kubectl -n team create secret generic m-api --from-file=GITHUB_TOKEN") {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+	if strings.Contains(out.String(), "name: m-crawler") || !strings.Contains(out.String(), "name: m-api\n") {
+		t.Errorf("stdout:\n%s", out.String())
+	}
+}
+
 func TestRenderRejectsABadSpec(t *testing.T) {
 	bad := "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m}\nspec: {storageSize: lots}\n"
 	err := render([]string{"-f", "-"}, strings.NewReader(bad), io.Discard, io.Discard)

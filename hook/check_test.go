@@ -19,14 +19,14 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Checked != 5 {
-		t.Errorf("%d Monocles checked, want 5", rep.Checked)
+	if rep.Checked != 7 {
+		t.Errorf("%d Monocles checked, want 7", rep.Checked)
 	}
 	var got []string
 	for _, r := range rep.Refusals {
 		got = append(got, r.Namespace+"/"+r.Name+" "+r.Reason)
 	}
-	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid", "b/old-bounds InvalidSpec"}; !slices.Equal(got, want) {
+	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid", "b/old-bounds InvalidSpec", "c/no-token CrawlerTokenMissing"}; !slices.Equal(got, want) {
 		t.Errorf("refusals %v, want %v", got, want)
 	}
 	// Every example passes, but for the objects it names, not given here.

@@ -39,6 +39,10 @@ type validConfig struct {
 	text   string
 	hash   string // names the mounted ConfigMap
 	idents string // hash of every workspace's idents: names the update-idents Job
+	// What Monocle reads once running (runtime.go).
+	tokens   monocleconfig.Tokens
+	oidc     bool
+	warnings []monocleconfig.Problem
 }
 
 // configSource is the config.yaml the user means: the one in their
@@ -101,9 +105,12 @@ func validateConfig(n names, s settings, text string, env func(string) bool) (va
 		return validConfig{}, &fieldError{ReasonConfigInvalid, "config", "idents cannot be encoded: " + err.Error()}
 	}
 	return validConfig{
-		text:   text,
-		hash:   hashOf([]byte(text))[:configHashLength],
-		idents: hashOf(canonical)[:identsHashLength],
+		text:     text,
+		hash:     hashOf([]byte(text))[:configHashLength],
+		idents:   hashOf(canonical)[:identsHashLength],
+		tokens:   cfg.Tokens,
+		oidc:     cfg.OIDC,
+		warnings: cfg.Warnings,
 	}, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -12,45 +14,50 @@ import (
 // /sync answers it as a new parent (no children yet, the ConfigMaps and
 // Secrets of the file as its related objects), and prints the children as
 // YAML documents: to review them, or to apply them without Metacontroller.
-func Render(data []byte, env Env) ([]byte, error) {
+// held is SpecApplied when it is False but the rest is answered (a crawler
+// held on a missing token, a missing Secret, ...): what the output lacks.
+func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error) {
 	objs, err := readObjects(data)
 	if err != nil {
-		return nil, fmt.Errorf("reading the Monocle: %w", err)
+		return nil, nil, fmt.Errorf("reading the Monocle: %w", err)
 	}
 	if len(objs.monocles) != 1 {
-		return nil, fmt.Errorf("the file holds %d Monocles, not one", len(objs.monocles))
+		return nil, nil, fmt.Errorf("the file holds %d Monocles, not one", len(objs.monocles))
 	}
 	req, err := objs.request(objs.monocles[0])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Children = Children{}
 	resp, err := Sync(req, env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Objects the spec names cannot be looked up here: only a spec the
 	// hook cannot honour at all is an error.
 	if c := resp.Status.Refused(); c != nil {
-		return nil, fmt.Errorf("%s: %s", c.Reason, c.Message)
+		return nil, nil, fmt.Errorf("%s: %s", c.Reason, c.Message)
+	}
+	if c := meta.FindStatusCondition(resp.Status.Conditions, ConditionSpecApplied); c != nil && c.Status != metav1.ConditionTrue {
+		held = c
 	}
 	// Through JSON, as /sync sends them, then YAML.
 	answer, err := json.Marshal(resp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var decoded struct{ Children []json.RawMessage }
 	if err := json.Unmarshal(answer, &decoded); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out bytes.Buffer
+	var docs bytes.Buffer
 	for _, child := range decoded.Children {
 		doc, err := yaml.JSONToYAML(child)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out.WriteString("---\n")
-		out.Write(doc)
+		docs.WriteString("---\n")
+		docs.Write(doc)
 	}
-	return out.Bytes(), nil
+	return docs.Bytes(), held, nil
 }

@@ -23,7 +23,7 @@ func TestRenderIsSync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rendered, err := Render(monocle, testEnv())
+			rendered, _, err := Render(monocle, testEnv())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -113,7 +115,9 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	claims := byName(rel.Claims)
 	children = append(children, elasticChildren(parent.Metadata.Namespace, n, s, obs, claims, env, &in)...)
 	in.claims = claims
-	children = append(children, makeService(n, n.api, componentAPI, apiPort))
+	// Its affinity depends on the config, read below.
+	apiService := makeService(n, n.api, componentAPI, apiPort)
+	children = append(children, apiService)
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))
 	}
@@ -139,6 +143,9 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		in.configError = hold
 		// The pods are held: the status says what they run.
 		in.url, in.crawler = observedPublicURL(obs.Deployments[n.api]), s.crawler || obs.Deployments[n.crawler] != nil
+		if svc := obs.Services[n.api]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
+			clientIPAffinity(apiService) // as the API's config wants it
+		}
 		held, err := lastApplied(env, heldByPods(n, obs))
 		if err != nil {
 			return nil, err
@@ -151,21 +158,61 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
 	}
 
+	// What the config reads once running, which the loader does not check:
+	// a workload that would break on it keeps what it runs.
+	ns := parent.Metadata.Namespace
+	api, crawler := obs.Deployments[n.api], obs.Deployments[n.crawler]
+	var crawlerHold, keyHold *fieldError
+	var tokenNotes []string
+	if len(missing) == 0 {
+		// Not while a Secret the pods read is missing: they cannot start
+		// (ReferenceNotFound), and what it holds is not known.
+		crawlerHold, tokenNotes = missingTokens(ns, n, s, cfg.tokens, crawler != nil)
+		keyHold = loginKey(ns, n, s, secret, rel, api != nil)
+	}
+	for _, h := range []*fieldError{crawlerHold, keyHold} {
+		if h != nil {
+			in.specErrors = append(in.specErrors, h)
+		}
+	}
+	in.notes = append(in.notes, tokenNotes...)
+	for _, w := range cfg.warnings {
+		in.notes = append(in.notes, w.String())
+	}
+	if stickyLogins(s, cfg.oidc) {
+		clientIPAffinity(apiService)
+		if note := ingressAffinityNote(s); note != "" {
+			in.notes = append(in.notes, note)
+		}
+	}
+
 	mounted := n.mountedConfig(cfg.hash)
 	r := rollout{config: mounted, secretHash: hashSecrets(hashed)}
 	children = append(children,
 		makeConfigMap(n, generated),
-		makeMountedConfigMap(n, cfg),
-		makeAPIDeployment(n, s, r))
+		makeMountedConfigMap(n, cfg))
+	workloads := Children{Deployments: map[string]*appsv1.Deployment{}}
+	if keyHold != nil && api != nil {
+		workloads.Deployments[n.api] = api
+	} else {
+		children = append(children, makeAPIDeployment(n, s, r))
+	}
 	// Earlier mounted configs stay while pods may still mount them.
 	earlier, err := lastApplied(env, stillMounted(n, obs, mounted))
 	if err != nil {
 		return nil, err
 	}
 	children = append(children, earlier...)
-	if s.crawler {
-		children = append(children, makeCrawlerDeployment(n, s, r, obs.Deployments[n.crawler]))
+	if s.crawler && crawlerHold == nil {
+		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
+	} else if s.crawler && crawler != nil {
+		workloads.Deployments[n.crawler] = crawler
 	}
+	held, err := lastApplied(env, workloads.all())
+	if err != nil {
+		return nil, err
+	}
+	children = append(children, held...)
 	// The Job runs once per idents: first answered once the API runs this
 	// config (the API creates the workspace indices the janitor needs),
 	// then for as long as the idents are unchanged, whatever the API does.

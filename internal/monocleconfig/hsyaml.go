@@ -54,7 +54,7 @@ func yamlVersion(line []byte) (at int, version []byte, ok bool) {
 	}
 	version = trimmed[:end]
 	major, minor, dot := bytes.Cut(version, []byte("."))
-	if !dot || !allDigits(string(major), isDecimal) || !allDigits(string(minor), isDecimal) ||
+	if !dot || len(major) == 0 || len(minor) == 0 || !allDigits(string(major), isDecimal) || !allDigits(string(minor), isDecimal) ||
 		string(bytes.TrimLeft(major, "0")) != "1" {
 		return 0, nil, false
 	}

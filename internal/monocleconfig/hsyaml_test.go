@@ -18,6 +18,7 @@ func TestAsStrictAsHsYAML(t *testing.T) {
 		"%YAML 1.1":                       {yaml: "%YAML 1.1\n---\n" + seedDefaultConfig},
 		"%YAML 1.10 with a comment":       {yaml: "# c\n\n%YAML 1.10 # the version\n---\n" + seedDefaultConfig},
 		"%YAML 01.3 after a BOM, in CRLF": {yaml: "\ufeff%YAML 01.3\r\n---\r\n" + strings.ReplaceAll(seedDefaultConfig, "\n", "\r\n")},
+		"%YAML 1. is refused":             {yaml: "%YAML 1.\n---\n" + seedDefaultConfig, problems: []want{{"", "does not parse"}}},
 		"%YAML 2.0 is refused":            {yaml: "%YAML 2.0\n---\n" + seedDefaultConfig, problems: []want{{"", "does not parse"}}},
 		"%YAML 1.2 twice is refused":      {yaml: "%YAML 1.2\n%YAML 1.2\n---\n" + seedDefaultConfig, problems: []want{{"", "does not parse"}}},
 		"%YAML 1.2 needs ---":             {yaml: "%YAML 1.2\n" + seedDefaultConfig, problems: []want{{"", "does not parse"}}},

@@ -1,0 +1,188 @@
+package hook
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+)
+
+// What Monocle reads once running, past its config loader: the crawler's
+// provider tokens, the API's login key, and where OIDC logins keep state.
+
+// Reasons of a SpecApplied=False condition that hold one workload.
+const (
+	// ReasonCrawlerTokenMissing: the crawler process would exit on a token
+	// its pods lack; the crawler Deployment is held (a new one is not made).
+	ReasonCrawlerTokenMissing = "CrawlerTokenMissing"
+	// ReasonLoginKeyTooShort: MONOCLE_JWK_GEN_KEY is under 64 bytes; the
+	// API keeps its running template.
+	ReasonLoginKeyTooShort = "LoginKeyTooShort"
+)
+
+// minLoginKey is the length from which Monocle signs logins with
+// MONOCLE_JWK_GEN_KEY (src/Monocle/Api/Jwt.hs, doGenJwk: BS.length key >= 64,
+// in UTF-8 bytes); a shorter one is replaced by a random key per process.
+const minLoginKey = 64
+
+// listed caps the crawlers and variables a message names.
+const listed = 5
+
+// tokenSecret is the Secret a token goes in: the user's own when the spec
+// names one (the pods read it too), else the generated one, whose keys the
+// hook keeps.
+func tokenSecret(n names, s settings) string {
+	return cmp.Or(s.secret, n.api)
+}
+
+// missingTokens holds the crawler when a missing token would make its
+// process exit (hold), and notes those that only skip their crawler. A
+// crawler that is off reads no token.
+func missingTokens(namespace string, n names, s settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *fieldError, notes []string) {
+	if !s.crawler || tokens.Count == 0 {
+		return nil, nil
+	}
+	var exits, skips []monocleconfig.MissingToken
+	for _, m := range tokens.Missing {
+		if m.Exits {
+			exits = append(exits, m)
+		} else {
+			skips = append(skips, m)
+		}
+	}
+	secret := tokenSecret(n, s)
+	if tokens.Exits {
+		held := "no crawler is made"
+		if crawlerRuns {
+			held = "the crawler keeps its running template"
+		}
+		hold = &fieldError{ReasonCrawlerTokenMissing, "", fmt.Sprintf("%s; %s until the Secret %s has %s: %s",
+			listTokens(exits, tokens.Count-len(tokens.Missing)), held, quote(secret), variables(exits), addKeys(namespace, secret, exits))}
+	}
+	if len(skips) > 0 {
+		notes = append(notes, fmt.Sprintf("%s; the Secret %s can have %s: %s", listTokens(skips, 0), quote(secret), variables(skips), addKeys(namespace, secret, skips)))
+	}
+	return hold, notes
+}
+
+// listTokens names the first few tokens, and counts the others, with
+// unlisted more.
+func listTokens(tokens []monocleconfig.MissingToken, unlisted int) string {
+	parts := make([]string, 0, listed+1)
+	for _, m := range tokens[:min(len(tokens), listed)] {
+		parts = append(parts, m.String())
+	}
+	if more := len(tokens) - min(len(tokens), listed) + unlisted; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more missing tokens", more))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// keysOf is the distinct variables of tokens, in order, at most listed.
+func keysOf(tokens []monocleconfig.MissingToken) []string {
+	var keys []string
+	for _, m := range tokens {
+		if !slices.Contains(keys, m.Variable) && len(keys) < listed {
+			keys = append(keys, m.Variable)
+		}
+	}
+	return keys
+}
+
+func variables(tokens []monocleconfig.MissingToken) string {
+	keys := keysOf(tokens)
+	for i, k := range keys {
+		keys[i] = quote(k)
+	}
+	return strings.Join(keys, ", ")
+}
+
+// addKeys is the command that adds the tokens' variables to a Secret, each
+// from a file of its name: the token is never typed on a command line.
+func addKeys(namespace, secret string, tokens []monocleconfig.MissingToken) string {
+	var from strings.Builder
+	for _, k := range keysOf(tokens) {
+		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
+			// envFrom takes a Secret's keys as they are: no key can be
+			// a variable of that name.
+			return fmt.Sprintf("%s cannot be a Secret's key (%s): name another variable in the config", quote(k), errs[0])
+		}
+		from.WriteString(" --from-file=" + k)
+	}
+	return fmt.Sprintf("with each token in a file of its variable's name, without a final newline, run "+
+		"%s create secret generic %s%s --dry-run=client -o json | %s patch secret %s --type=merge --patch-file=/dev/stdin",
+		kubectlIn(namespace), secret, from.String(), kubectlIn(namespace), secret)
+}
+
+// kubectlIn is kubectl in a namespace; a Monocle read from a file may have
+// none (render, check), and is then in kubectl's current one.
+func kubectlIn(namespace string) string {
+	if namespace == "" {
+		return "kubectl"
+	}
+	return "kubectl -n " + namespace
+}
+
+// loginKey checks the login key the API pods get: the user's Secret's, when
+// it has one (envFrom: later sources win), else the generated Secret's.
+func loginKey(namespace string, n names, s settings, generated map[string][]byte, rel Related, apiRuns bool) *fieldError {
+	secret, key := n.api, generated[jwkKeyName]
+	if s.secret != "" {
+		if sec := byName(rel.Secrets)[s.secret]; sec != nil {
+			if k, ok := sec.Data[jwkKeyName]; ok {
+				secret, key = s.secret, k
+			}
+		}
+	}
+	if len(key) >= minLoginKey {
+		return nil
+	}
+	held := "the API is made with it"
+	if apiRuns {
+		held = "the API keeps its running template"
+	}
+	// Never the key itself: only its length.
+	return &fieldError{ReasonLoginKeyTooShort, "", fmt.Sprintf(
+		"key %s of Secret %s is %d bytes: Monocle signs logins with it only from %d bytes on, and otherwise draws a random key in each API process, "+
+			"so that every restart logs everyone out and a login on one replica is refused by another; %s. "+
+			"Remove it, and the API gets the %d-character key the hook generates: %s patch secret %s --type=json -p '[{\"op\":\"remove\",\"path\":\"/data/%s\"}]'",
+		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey, kubectlIn(namespace), secret, jwkKeyName)}
+}
+
+// stickyLogins: with OIDC, each API process keeps its logins' state in
+// memory (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
+// must reach the replica that began it.
+func stickyLogins(s settings, oidc bool) bool {
+	return oidc && s.apiReplicas > 1
+}
+
+// ingressAffinityNote tells what the hook cannot choose: an Ingress
+// controller sends traffic to the pods itself, past the Service's affinity,
+// and each has its own annotations for it.
+func ingressAffinityNote(s settings) string {
+	if s.ingress == nil {
+		return ""
+	}
+	for k := range s.ingress.Annotations {
+		if k := strings.ToLower(k); strings.Contains(k, "affinity") || strings.Contains(k, "sticky") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("with OIDC and %d API replicas, a login must come back to the replica that began it: the API Service has sessionAffinity ClientIP, "+
+		"but an Ingress controller reaches the pods past it; set its own affinity annotations in spec.ingress.annotations "+
+		"(for ingress-nginx, nginx.ingress.kubernetes.io/affinity: cookie)", s.apiReplicas)
+}
+
+// clientIPAffinity is the Service's affinity as the API server stores it
+// (it defaults the timeout): answered whole, so that going back to None
+// removes both.
+func clientIPAffinity(svc *corev1.Service) {
+	svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+	svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)}}
+}

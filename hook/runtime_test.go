@@ -1,0 +1,327 @@
+package hook
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Configs whose crawler reads a token: a GitHub one, on which Monocle's
+// crawler process exits when it is missing, and a Bugzilla one, which it
+// then skips.
+const (
+	githubConfig   = "workspaces:\n  - name: demo\n    crawlers:\n      - name: gh\n        update_since: '2024-01-01'\n        provider: {github_organization: change-metrics}\n"
+	bugzillaConfig = "workspaces:\n  - name: demo\n    crawlers:\n      - name: bz\n        update_since: '2024-01-01'\n        provider: {bugzilla_url: 'https://bugzilla.redhat.com', bugzilla_products: [Fedora]}\n"
+)
+
+// configSpec is baseSpec with an inline config and more fields.
+func configSpec(t *testing.T, config, fields string) string {
+	t.Helper()
+	spec := withSpec(t, `{"config":`+jsonString(config)+`}`)
+	if fields != "" {
+		var base, extra map[string]any
+		json.Unmarshal([]byte(spec), &base)
+		if err := json.Unmarshal([]byte(fields), &extra); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range extra {
+			base[k] = v
+		}
+		b, _ := json.Marshal(base)
+		spec = string(b)
+	}
+	return spec
+}
+
+func apiVolume(t *testing.T, a answer) string {
+	t.Helper()
+	d := a.child("Deployment", "monocle-sample-api")
+	if d == nil {
+		t.Fatal("no API Deployment")
+	}
+	vol := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"].([]any)[0]
+	return nestedString(vol.(map[string]any), "configMap", "name")
+}
+
+// A token whose absence makes Monocle's crawler process exit holds the
+// crawler (a new one is not made); the rest applies. One whose absence
+// only skips its crawler is a note.
+func TestCrawlerTokenMissing(t *testing.T) {
+	n := namesFor("monocle-sample")
+	const addGenerated = "kubectl -n default create secret generic monocle-sample-api --from-file=GITHUB_TOKEN --dry-run=client -o json | kubectl -n default patch secret monocle-sample-api --type=merge --patch-file=/dev/stdin"
+	tokens := func(data map[string]string) Related {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
+	}
+	tests := map[string]struct {
+		spec      string
+		related   Related
+		generated map[string]string // keys added to the observed generated Secret
+		// held: the crawler answered as it ran; reason: SpecApplied's
+		held   bool
+		reason string
+		says   []string // in SpecApplied's message
+	}{
+		"GitHub without its token: held": {
+			spec: configSpec(t, githubConfig, ""), held: true, reason: ReasonCrawlerTokenMissing,
+			says: []string{"workspaces[0].crawlers[0] reads GITHUB_TOKEN", "every crawler of this Monocle stops", "the crawler keeps its running template", `Secret "monocle-sample-api" has "GITHUB_TOKEN"`, addGenerated},
+		},
+		"GitHub with its token in the generated Secret": {
+			spec: configSpec(t, githubConfig, ""), generated: map[string]string{"GITHUB_TOKEN": "ghp_x"}, reason: "Applied",
+		},
+		"GitHub with its token in the user's Secret": {
+			spec: configSpec(t, githubConfig, `{"secretRef":{"name":"tokens"}}`), related: tokens(map[string]string{"GITHUB_TOKEN": "ghp_x"}), reason: "Applied",
+		},
+		"GitHub without its token, with a user's Secret: put there": {
+			spec: configSpec(t, githubConfig, `{"secretRef":{"name":"tokens"}}`), related: tokens(nil), held: true, reason: ReasonCrawlerTokenMissing,
+			says: []string{`Secret "tokens" has "GITHUB_TOKEN"`, "kubectl -n default create secret generic tokens --from-file=GITHUB_TOKEN --dry-run=client -o json | kubectl -n default patch secret tokens --type=merge --patch-file=/dev/stdin"},
+		},
+		"GitHub without its token, crawler off: nothing to hold": {
+			spec: configSpec(t, githubConfig, `{"crawler":{"enabled":false}}`), reason: "Applied",
+		},
+		"Bugzilla without its token: skipped, a note": {
+			spec: configSpec(t, bugzillaConfig, ""), reason: "Applied",
+			says: []string{"note: workspaces[0].crawlers[0] reads BUGZILLA_TOKEN", "Monocle skips this crawler", "--from-file=BUGZILLA_TOKEN"},
+		},
+		"a variable no Secret key can be": {
+			spec: configSpec(t, strings.Replace(githubConfig, "{github_organization", "{github_token: 'MY TOKEN', github_organization", 1), ""), held: true, reason: ReasonCrawlerTokenMissing,
+			says: []string{`"MY TOKEN" cannot be a Secret's key`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
+			req := steady(t, tc.spec)
+			req.Related = tc.related
+			for k, v := range tc.generated {
+				req.Children.Secrets[n.api].Data[k] = []byte(v)
+			}
+			after := decodeAnswer(t, syncJSON(t, req))
+			c := after.Status.Condition(ConditionSpecApplied)
+			if c.Reason != tc.reason {
+				t.Fatalf("SpecApplied %+v, want reason %s", c, tc.reason)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(c.Message, s) {
+					t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
+				}
+			}
+			crawler := after.child("Deployment", n.crawler)
+			switch {
+			case strings.Contains(tc.spec, `"enabled":false`):
+				if crawler != nil {
+					t.Error("a crawler that is off is answered")
+				}
+			case tc.held != reflect.DeepEqual(crawler["spec"], before.child("Deployment", n.crawler)["spec"]):
+				t.Errorf("held %v, crawler answered %v", tc.held, crawler)
+			}
+			// The API runs the new config in every case.
+			if got, want := apiVolume(t, after), n.mountedConfig(hashOf([]byte(mustConfig(t, tc.spec)))[:configHashLength]); got != want {
+				t.Errorf("the API mounts %s, want %s", got, want)
+			}
+			if tc.held && after.child("ConfigMap", apiVolume(t, before)) == nil {
+				t.Error("the config the held crawler mounts is left out")
+			}
+		})
+	}
+}
+
+func mustConfig(t *testing.T, spec string) string {
+	var s struct{ Config string }
+	if err := json.Unmarshal([]byte(spec), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Config
+}
+
+// A new Monocle gets no crawler until the token is there; then the crawler
+// is made and the API rolls once (its template hashes the Secret), and
+// nothing else changes.
+func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
+	n := namesFor("monocle-sample")
+	c := newCluster(t, readFixture(t, "sync-v1-new-parent"))
+	c.parent = setSpec(t, c.parent, configSpec(t, githubConfig, ""))
+	body := syncJSON(t, c.request(t))
+	golden(t, "new-parent-crawler-token-missing", body)
+	for range 3 {
+		c.apply(t, syncJSON(t, c.request(t)))
+		c.markReady()
+	}
+	if c.children["Deployment.apps/v1"][n.crawler] != nil {
+		t.Fatal("a crawler was made without its token")
+	}
+	if cond := decodeAnswer(t, syncJSON(t, c.request(t))).Status.Condition(ConditionSpecApplied); cond.Reason != ReasonCrawlerTokenMissing || !strings.Contains(cond.Message, "no crawler is made") {
+		t.Fatalf("SpecApplied %+v", cond)
+	}
+
+	// What the printed command does: a key added to the generated Secret.
+	c.children["Secret.v1"][n.api]["data"].(map[string]any)["GITHUB_TOKEN"] = "Z2hwX3g="
+	created, updated, deleted := c.apply(t, syncJSON(t, c.request(t)))
+	if want := []string{"Deployment.apps/v1/" + n.crawler}; !slices.Equal(created, want) {
+		t.Errorf("created %v, want %v", created, want)
+	}
+	// The Secret's last-applied copy takes the key the hook now answers.
+	if want := []string{"Deployment.apps/v1/" + n.api, "Secret.v1/" + n.api}; !slices.Equal(updated, want) {
+		t.Errorf("updated %v, want %v", updated, want)
+	}
+	if len(deleted) > 0 {
+		t.Errorf("deleted %v", deleted)
+	}
+	c.markReady()
+	if created, updated, deleted := c.apply(t, syncJSON(t, c.request(t))); len(created)+len(updated)+len(deleted) > 0 {
+		t.Errorf("not settled: created %v, updated %v, deleted %v", created, updated, deleted)
+	}
+}
+
+// A login key under 64 bytes, from either Secret, is reported, and an
+// existing API keeps its template: Monocle would draw a random key per
+// process instead.
+func TestLoginKeyTooShort(t *testing.T) {
+	n := namesFor("monocle-sample")
+	const secretValue = "k3y-v4lue"
+	user := func(key string, set bool) Related {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
+		if set {
+			s.Data[jwkKeyName] = []byte(key)
+		}
+		return Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
+	}
+	long := strings.Repeat("é", 32) // 64 bytes, 32 characters
+	tests := map[string]struct {
+		spec      string
+		related   Related
+		generated string // the observed generated Secret's key, if not ""
+		says      []string
+	}{
+		"the generated Secret's, edited short": {
+			spec: baseSpec, generated: secretValue,
+			says: []string{`key MONOCLE_JWK_GEN_KEY of Secret "monocle-sample-api" is 9 bytes`, "the API keeps its running template",
+				`kubectl -n default patch secret monocle-sample-api --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},
+		},
+		"the user's, empty": {
+			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user("", true),
+			says: []string{`of Secret "tokens" is 0 bytes`, "kubectl -n default patch secret tokens --type=json"},
+		},
+		"the user's, short, over a good generated one": {
+			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user(secretValue, true),
+			says: []string{`of Secret "tokens" is 9 bytes`},
+		},
+		"the user's, 64 bytes of 32 characters, over a short generated one": {
+			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user(long, true), generated: secretValue,
+		},
+		"the user's Secret without one: the generated one": {
+			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user("", false),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req := steady(t, tc.spec)
+			req.Related = tc.related
+			if tc.generated != "" {
+				req.Children.Secrets[n.api].Data[jwkKeyName] = []byte(tc.generated)
+			}
+			running := req.Children.Deployments[n.api]
+			body := syncJSON(t, req)
+			a := decodeAnswer(t, body)
+			c := a.Status.Condition(ConditionSpecApplied)
+			if len(tc.says) == 0 {
+				if c.Status != metav1.ConditionTrue {
+					t.Fatalf("SpecApplied %+v", c)
+				}
+				return
+			}
+			if c.Reason != ReasonLoginKeyTooShort {
+				t.Fatalf("SpecApplied %+v", c)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(c.Message, s) {
+					t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
+				}
+			}
+			if strings.Contains(c.Message, secretValue) {
+				t.Error("the message shows the key")
+			}
+			// Held: answered as last applied, the running template.
+			var applied map[string]any
+			json.Unmarshal([]byte(running.Annotations[lastAppliedAnnotation]), &applied)
+			if got := a.child("Deployment", n.api); !reflect.DeepEqual(got["spec"], applied["spec"]) {
+				t.Error("the API is not answered as it runs")
+			}
+		})
+	}
+
+	// A new Monocle gets its API, with the condition.
+	req := fixture(t, "sync-v1-new-parent")
+	req.Parent.Spec = json.RawMessage(withSpec(t, `{"secretRef":{"name":"tokens"}}`))
+	req.Related = user(secretValue, true)
+	a := decodeAnswer(t, syncJSON(t, req))
+	if c := a.Status.Condition(ConditionSpecApplied); c.Reason != ReasonLoginKeyTooShort || !strings.Contains(c.Message, "the API is made with it") {
+		t.Errorf("SpecApplied %+v", c)
+	}
+	if a.child("Deployment", n.api) == nil {
+		t.Error("no API")
+	}
+}
+
+// With OIDC, each API process keeps its logins' state: more than one
+// replica gets a Service with ClientIP affinity, and an Ingress without
+// affinity annotations a note.
+func TestOIDCLoginsStick(t *testing.T) {
+	n := namesFor("monocle-sample")
+	const oidc = "auth:\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
+	tests := map[string]struct {
+		config, fields string
+		sticky         bool
+		note           bool
+	}{
+		"OIDC, 2 replicas":                           {config: oidc, fields: `{"api":{"replicas":2}}`, sticky: true},
+		"OIDC, 1 replica":                            {config: oidc},
+		"no OIDC, 2 replicas":                        {config: defaultConfig, fields: `{"api":{"replicas":2}}`},
+		"OIDC, 2 replicas, an Ingress":               {config: oidc, fields: `{"api":{"replicas":2},"ingress":{"host":"m.example.com"}}`, sticky: true, note: true},
+		"OIDC, 2 replicas, an Ingress with affinity": {config: oidc, fields: `{"api":{"replicas":2},"ingress":{"host":"m.example.com","annotations":{"nginx.ingress.kubernetes.io/affinity":"cookie"}}}`, sticky: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req := steady(t, configSpec(t, tc.config, tc.fields))
+			req.Children.Secrets[n.api].Data["MONOCLE_OIDC_SSO_CLIENT_SECRET"] = []byte("s")
+			a := decodeAnswer(t, syncJSON(t, req))
+			spec := a.child("Service", n.api)["spec"].(map[string]any)
+			got, _ := json.Marshal([]any{spec["sessionAffinity"], spec["sessionAffinityConfig"]})
+			want := `[null,null]`
+			if tc.sticky {
+				want = `["ClientIP",{"clientIP":{"timeoutSeconds":10800}}]`
+			}
+			if string(got) != want {
+				t.Errorf("affinity %s, want %s", got, want)
+			}
+			c := a.Status.Condition(ConditionSpecApplied)
+			if c.Status != metav1.ConditionTrue || strings.Contains(c.Message, "nginx.ingress.kubernetes.io/affinity") != tc.note {
+				t.Errorf("SpecApplied %+v, note %v", c, tc.note)
+			}
+		})
+	}
+
+	// Back to one replica: Metacontroller's merge removes both fields.
+	c := converged(t)
+	c.parent = setSpec(t, c.parent, configSpec(t, oidc, `{"api":{"replicas":2}}`))
+	body := syncJSON(t, c.request(t))
+	golden(t, "steady-oidc-replicas", body)
+	c.apply(t, body)
+	if got := c.children["Service.v1"][n.api]["spec"].(map[string]any)["sessionAffinity"]; got != "ClientIP" {
+		t.Fatalf("sessionAffinity %v", got)
+	}
+	c.parent = setSpec(t, c.parent, configSpec(t, oidc, ""))
+	c.apply(t, syncJSON(t, c.request(t)))
+	spec := c.children["Service.v1"][n.api]["spec"].(map[string]any)
+	if spec["sessionAffinity"] != nil || spec["sessionAffinityConfig"] != nil {
+		t.Errorf("affinity left: %v %v", spec["sessionAffinity"], spec["sessionAffinityConfig"])
+	}
+}

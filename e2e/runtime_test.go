@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/change-metrics/monocle-hook/hook"
+)
+
+// A config naming GITHUB_TOKEN before the Secret has it: the Monocle gets
+// its API and no crawler (Monocle's crawler process would exit); once the
+// admin runs the command the condition prints, the crawler is made and the
+// API rolls once, and nothing else changes.
+func TestCrawlerWaitsForItsToken(t *testing.T) {
+	ctx := context.Background()
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	config := "workspaces:\n  - name: demo\n    crawlers:\n      - name: gh\n        update_since: '2024-01-01'\n        provider: {github_organization: change-metrics}\n"
+	d.createMonocle("m", map[string]any{"config": config})
+	d.converge("m")
+	d.markReady("StatefulSet.apps/v1", "m-elastic")
+	d.markReady("Deployment.apps/v1", "m-api")
+	d.converge("m")
+	if _, ok := d.children(d.monocle("m").GetUID())["Deployment.apps/v1"]["m-crawler"]; ok {
+		t.Fatal("a crawler was made without its token")
+	}
+	c := condition(d.monocle("m"), "SpecApplied")
+	msg, _ := c["message"].(string)
+	_, command, found := strings.Cut(msg, "final newline, run ")
+	if c["reason"] != "CrawlerTokenMissing" || !found || !strings.Contains(msg, "GITHUB_TOKEN") {
+		t.Fatalf("SpecApplied = %v", c)
+	}
+	apiGeneration := d.get("Deployment.apps/v1", "m-api").GetGeneration()
+	before := d.resourceVersions("m")
+
+	// The admin runs it as printed, the token in a file of its name.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "GITHUB_TOKEN"), []byte("ghp_e2e"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("running: %s", command)
+	shell(t, adminKubeconfig(t, "e2e-token-admin"), "cd "+dir+" && "+command)
+	secret := &corev1.Secret{}
+	if err := k8sClient.Get(ctx, clientKey(ns, "m-api"), secret); err != nil {
+		t.Fatal(err)
+	}
+	if string(secret.Data["GITHUB_TOKEN"]) != "ghp_e2e" || len(secret.Data["CRAWLERS_API_KEY"]) == 0 || len(secret.Data["MONOCLE_JWK_GEN_KEY"]) < 64 {
+		t.Fatalf("the Secret's keys after the command: %v", slices.Sorted(maps.Keys(secret.Data)))
+	}
+
+	r := d.sync("m")
+	if want := []string{"Deployment.apps/v1/m-crawler"}; !slices.Equal(r.created, want) {
+		t.Errorf("created %v, want %v", r.created, want)
+	}
+	// The Secret only takes the key into Metacontroller's last-applied copy.
+	if want := []string{"Deployment.apps/v1/m-api", "Secret.v1/m-api"}; !slices.Equal(r.updated, want) || len(r.deleted) > 0 {
+		t.Errorf("updated %v, want %v; deleted %v", r.updated, want, r.deleted)
+	}
+	d.markReady("Deployment.apps/v1", "m-api")
+	d.markReady("Deployment.apps/v1", "m-crawler")
+	d.converge("m")
+	after := d.resourceVersions("m")
+	for key, rv := range before {
+		if after[key] != rv && key != "Deployment.apps/v1/m-api" && key != "Secret.v1/m-api" {
+			t.Errorf("%s changed", key)
+		}
+	}
+	if got := d.get("Deployment.apps/v1", "m-api").GetGeneration(); got != apiGeneration+1 {
+		t.Errorf("the API's generation went from %d to %d: want one roll", apiGeneration, got)
+	}
+	if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
+		t.Errorf("SpecApplied = %v", c)
+	}
+}
+
+// A login key edited short holds the API as it runs; the command the
+// condition prints removes it, and the API rolls onto a generated one.
+func TestShortLoginKeyHoldsTheAPI(t *testing.T) {
+	ctx := context.Background()
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	d.createMonocle("k", map[string]any{})
+	d.converge("k")
+	d.markReady("Deployment.apps/v1", "k-api")
+	d.converge("k")
+
+	secret := &corev1.Secret{}
+	if err := k8sClient.Get(ctx, clientKey(ns, "k-api"), secret); err != nil {
+		t.Fatal(err)
+	}
+	generated := secret.Data["MONOCLE_JWK_GEN_KEY"]
+	secret.Data["MONOCLE_JWK_GEN_KEY"] = []byte("too-short")
+	if err := k8sClient.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	api := d.get("Deployment.apps/v1", "k-api")
+	d.converge("k")
+	if got := d.get("Deployment.apps/v1", "k-api"); got.GetResourceVersion() != api.GetResourceVersion() {
+		t.Fatal("the API was rolled onto a short key")
+	}
+	c := condition(d.monocle("k"), "SpecApplied")
+	msg, _ := c["message"].(string)
+	_, command, found := strings.Cut(msg, "the hook generates: ")
+	if c["reason"] != "LoginKeyTooShort" || !found || strings.Contains(msg, "too-short") {
+		t.Fatalf("SpecApplied = %v", c)
+	}
+	t.Logf("running: %s", command)
+	shell(t, adminKubeconfig(t, "e2e-key-admin"), command)
+	d.converge("k")
+	if err := k8sClient.Get(ctx, clientKey(ns, "k-api"), secret); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(secret.Data["MONOCLE_JWK_GEN_KEY"], generated) {
+		t.Errorf("key of %d bytes after the command", len(secret.Data["MONOCLE_JWK_GEN_KEY"]))
+	}
+	// The driver's random source is fixed: the key generated again is the
+	// first one, which the held template still hashes, so nothing rolls
+	// (with a real source, the API rolls once onto the new key).
+	if got := d.get("Deployment.apps/v1", "k-api"); got.GetGeneration() != api.GetGeneration() ||
+		podAnnotation(got, hook.Group+"/secret-hash") != podAnnotation(api, hook.Group+"/secret-hash") {
+		t.Errorf("the API moved: generation %d to %d", api.GetGeneration(), got.GetGeneration())
+	}
+	if c := condition(d.monocle("k"), "SpecApplied"); c["status"] != "True" {
+		t.Errorf("SpecApplied = %v", c)
+	}
+}
+
+// OIDC with two API replicas: the API server takes the Service's ClientIP
+// affinity, and going back to one replica removes it (a sessionAffinityConfig
+// left with None would be refused).
+func TestOIDCAffinityOnTheServer(t *testing.T) {
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	config := "auth:\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
+	affinity := func() (string, bool) {
+		svc := d.get("Service.v1", "o-api")
+		v, _, _ := unstructured.NestedString(svc.Object, "spec", "sessionAffinity")
+		_, cfg, _ := unstructured.NestedMap(svc.Object, "spec", "sessionAffinityConfig")
+		return v, cfg
+	}
+	for i, step := range []struct {
+		replicas int64
+		want     string
+		config   bool
+	}{{2, "ClientIP", true}, {1, "None", false}, {2, "ClientIP", true}} {
+		spec := map[string]any{"config": config, "api": map[string]any{"replicas": step.replicas}}
+		if i == 0 {
+			d.createMonocle("o", spec)
+		} else {
+			d.setSpec("o", spec)
+		}
+		d.converge("o")
+		if got, cfg := affinity(); got != step.want || cfg != step.config {
+			t.Errorf("%d replicas: sessionAffinity %q, config %v", step.replicas, got, cfg)
+		}
+	}
+}

@@ -325,3 +325,25 @@ func TestOIDCLoginsStick(t *testing.T) {
 		t.Errorf("affinity left: %v %v", spec["sessionAffinity"], spec["sessionAffinityConfig"])
 	}
 }
+
+// crawlers_api_key names a variable the API and the crawler must both have,
+// with one value: the crawler sends its own, the API compares with its own.
+func TestCrawlersAPIKeyIsOneValue(t *testing.T) {
+	tests := map[string]string{
+		"PATH":                "",
+		"HOME":                "",
+		"CRAWLERS_API_KEY":    "",
+		"HOSTNAME":            "each pod's own name",
+		"MONOCLE_PUBLIC_URL":  "do not all get with one value",
+		"MONOCLE_ELASTIC_URL": "do not all get with one value",
+	}
+	for key, refused := range tests {
+		t.Run(key, func(t *testing.T) {
+			config := "workspaces:\n  - name: demo\n    crawlers_api_key: " + key + "\n    crawlers: []\n"
+			c := decodeAnswer(t, syncJSON(t, steady(t, configSpec(t, config, "")))).Status.Condition(ConditionSpecApplied)
+			if refused == "" && c.Status != metav1.ConditionTrue || refused != "" && (c.Reason != ReasonConfigInvalid || !strings.Contains(c.Message, refused)) {
+				t.Errorf("SpecApplied %+v", c)
+			}
+		})
+	}
+}

@@ -66,13 +66,17 @@ func hashSecrets(secrets []map[string][]byte) string {
 	return hashData(combined)
 }
 
-// envHas reports whether a variable is in the environment of the Monocle
-// pods: the keys of the Secrets they get whole, and the variables the hook
-// sets on both the API and the crawler.
+// envHas reports whether a variable is in the environment of every Monocle
+// pod, API and crawler, with one value: the keys of the Secrets they get
+// whole, the config's path the hook sets on both, HOME (Monocle's image
+// sets it: nix/default.nix) and PATH (the image's, or the runtime's). Not
+// MONOCLE_PUBLIC_URL, which the crawler gets as the API's own URL, nor
+// HOSTNAME, each pod's name: a crawlers_api_key naming either could never
+// match between the crawler and the API.
 func envHas(secrets []map[string][]byte) func(string) bool {
 	return func(name string) bool {
 		switch name {
-		case "MONOCLE_CONFIG", "MONOCLE_PUBLIC_URL":
+		case "MONOCLE_CONFIG", "HOME", "PATH":
 			return true
 		}
 		for _, data := range secrets {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -191,9 +190,9 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	children = append(children,
 		makeConfigMap(n, generated),
 		makeMountedConfigMap(n, cfg))
-	workloads := Children{Deployments: map[string]*appsv1.Deployment{}}
+	var held []observedChild // the workloads kept as they run
 	if keyHold != nil && api != nil {
-		workloads.Deployments[n.api] = api
+		held = append(held, observedChild{api, typeDeployment})
 	} else {
 		children = append(children, makeAPIDeployment(n, s, r))
 	}
@@ -206,13 +205,15 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	if s.crawler && crawlerHold == nil {
 		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
 	} else if s.crawler && crawler != nil {
-		workloads.Deployments[n.crawler] = crawler
+		held = append(held, observedChild{crawler, typeDeployment})
 	}
-	held, err := lastApplied(env, workloads.all())
-	if err != nil {
-		return nil, err
+	if len(held) > 0 {
+		kept, err := lastApplied(env, held)
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, kept...)
 	}
-	children = append(children, held...)
 	// The Job runs once per idents: first answered once the API runs this
 	// config (the API creates the workspace indices the janitor needs),
 	// then for as long as the idents are unchanged, whatever the API does.

@@ -388,6 +388,12 @@ func BenchmarkParse(b *testing.B) {
 		{"flat-1MiB-raised-limits", flatConfig(1 << 20), oneMiB},
 		{"tiny-nodes-256KiB-refused-before-parsing", tinyNodes(MaxBytes), DefaultLimits},
 		{"comment-lines-256KiB-refused-before-parsing", []byte("x:\n" + strings.Repeat("- #\n", (MaxBytes-100)/4)), DefaultLimits},
+		// The non-specific tag given back (hsyaml.go): as many "! 1" as
+		// MaxNodes lets through, in lines and in one flow line after
+		// multibyte text, and the same without the tag.
+		{"bang-lines-largest-accepted", []byte("workspaces: []\nx:\n" + strings.Repeat("- ! 1\n", 21000)), DefaultLimits},
+		{"bang-flow-largest-accepted", []byte("workspaces: []\nx: [" + strings.Repeat("é, ! 1, ", 10800) + "1]\n"), DefaultLimits},
+		{"flow-without-bang", []byte("workspaces: []\nx: [" + strings.Repeat("é, 1, ", 10800) + "1]\n"), DefaultLimits},
 	}
 	for _, s := range costShapes {
 		if s.name == "comments under deep nesting" || s.name == "flow map of keys without values" || s.name == "deep block lists and flow lists" {

@@ -230,6 +230,9 @@ func TestLoginKeyTooShort(t *testing.T) {
 			}
 			running := req.Children.Deployments[n.api]
 			body := syncJSON(t, req)
+			if name == "the generated Secret's, edited short" {
+				golden(t, "steady-login-key-short", body)
+			}
 			a := decodeAnswer(t, body)
 			c := a.Status.Condition(ConditionSpecApplied)
 			if len(tc.says) == 0 {

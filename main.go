@@ -49,6 +49,11 @@ Usage:
                                        restore them from snapshot S
   monocle-hook restore-job --monocle N --namespace NS --snapshot S
                                        print a Job that runs restore
+  monocle-hook janitor-job COMMAND --monocle N -f objects.yaml [--workspace W] [--crawler C] [--commit-date D]
+                                       print a Job that runs Monocle's janitor (update-idents,
+                                       wipe-crawler-data, set-crawler-commit-date) for the Monocle N
+                                       (objects.yaml: kubectl -n NS get deployments,configmaps
+                                       -l app.kubernetes.io/instance=N -o yaml)
   monocle-hook --version               print the version, the commit and the Go version (or: version)
   monocle-hook --help                  print this (or: help; each subcommand has its --help)
 

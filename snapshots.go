@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -46,6 +47,8 @@ func runSnapshotCommand(args []string, stdout, stderr io.Writer) (code int, ok b
 		err = snapshot.RunRestore(ctx, args[1:], usageOut)
 	case "restore-job":
 		err = restorejob.Run(args[1:], stdout, usageOut, version)
+	case "janitor-job":
+		err = janitorjob.Run(args[1:], os.Stdin, stdout, usageOut)
 	default:
 		return 0, false
 	}

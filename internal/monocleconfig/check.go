@@ -147,7 +147,13 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 	}
 	c.path.pop()
 
-	return Workspace{Name: name, Idents: identsValue(w.get("idents"))}
+	var crawlers []string
+	for _, cr := range w.list("crawlers") {
+		if cr, ok := cr.(*recordValue); ok {
+			crawlers = append(crawlers, cr.text("name"))
+		}
+	}
+	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents"))}
 }
 
 // identsValue is the idents of a workspace in the shape of Workspace.Idents.
@@ -182,7 +188,7 @@ func (c *checker) checkCrawler(cr *recordValue) {
 	// crawler's entities (I.ensureIndex, initCrawlerMetadata) and, for a new
 	// one, reads update_since with parseDateValue: "Invalid date format" is
 	// fatal. Crawlers without entities never read it (getCrawlerEntities).
-	if since, ok := cr.get("update_since").(string); ok && hasEntities(provider) && !monocleParsesDate(since) {
+	if since, ok := cr.get("update_since").(string); ok && hasEntities(provider) && !ParsesDate(since) {
 		c.path.pushKey("update_since")
 		c.problem(`is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
 		c.path.pop()

@@ -154,9 +154,11 @@ type Config struct {
 	Warnings []Problem
 }
 
-// Workspace is a workspace as update-idents reads it.
+// Workspace is a workspace as update-idents and the janitor read it.
 type Workspace struct {
 	Name string
+	// Crawlers are its crawlers' names, in the config's order.
+	Crawlers []string
 	// Idents as Monocle reads them: nil when the workspace has none (absent
 	// or null), else a []any of map[string]any with "ident" (string),
 	// "aliases" ([]any of string) and, when given, "groups" ([]any of

@@ -605,7 +605,9 @@ func TestSearchAliasesAreValidated(t *testing.T) {
 func TestWorkspacesAndIdents(t *testing.T) {
 	config := `workspaces:
   - name: a
-    crawlers: []
+    crawlers:
+      - {name: gh, update_since: '2024-01-01', provider: {github_organization: x}}
+      - {name: zuul, update_since: '2024-01-01', provider: {gerrit_url: https://r}}
     idents:
       - ident: John
         aliases: [github.com/john]
@@ -627,8 +629,8 @@ func TestWorkspacesAndIdents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"Name":"a","Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}]},` +
-		`{"Name":"b","Idents":null},{"Name":"c","Idents":[]}]`
+	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}]},` +
+		`{"Name":"b","Crawlers":null,"Idents":null},{"Name":"c","Crawlers":null,"Idents":[]}]`
 	if string(got) != want {
 		t.Errorf("workspaces\n%s\nwant\n%s", got, want)
 	}

@@ -6,14 +6,15 @@ import (
 	"unicode/utf8"
 )
 
-// monocleParsesDate is parseDateValue (src/Monocle/Prelude.hs): the first of
+// ParsesDate is whether parseDateValue (src/Monocle/Prelude.hs) reads s: the
+// config's update_since, the janitor's --commit-date. The first of
 // parseTimeM False defaultTimeLocale "%F", "%F %T %Z" and "%FT%XZ" that
 // succeeds. It follows the time library (1.12.2, GHC 9.6's) in
 // lib/Data/Time/Format/Parse/Class.hs and Instances.hs: %Y is an optional
 // '-', optional spaces, then one or more digits (any year); %m %d %H %M %S
 // are exactly two digits, in range; a space in the format matches one or
 // more spaces; literal letters match either case; the day must exist.
-func monocleParsesDate(s string) bool {
+func ParsesDate(s string) bool {
 	for _, layout := range []func(*dateScanner) bool{dateOnly, dateTimeZone, dateTimeZulu} {
 		p := &dateScanner{s: s}
 		if layout(p) && p.i == len(p.s) {

@@ -136,8 +136,8 @@ func TestMonocleParsesDate(t *testing.T) {
 		"2024-01-01 10:20:30\u0085UTC": false, // not a Haskell space
 	}
 	for in, want := range tests {
-		if got := monocleParsesDate(in); got != want {
-			t.Errorf("monocleParsesDate(%q) = %v, want %v", in, got, want)
+		if got := ParsesDate(in); got != want {
+			t.Errorf("ParsesDate(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

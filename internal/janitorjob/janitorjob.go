@@ -1,0 +1,379 @@
+// Package janitorjob prints a Job that runs one command of Monocle's
+// janitor (src/CLI.hs, usageJanitor) for a Monocle, with the image, config
+// and Elasticsearch URL its API runs. Like restorejob, it is never applied by
+// the hook: an admin reads it and applies it once.
+//
+// The janitor exits 0 on a workspace the config lacks and, for
+// set-crawler-commit-date, on a crawler it lacks or a date it cannot read
+// (src/CLI.hs, src/Monocle/Backend/Janitor.hs: it logs and does nothing):
+// so each is checked here, against the config the API mounts, before a Job
+// that would do nothing is printed.
+package janitorjob
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/template"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
+)
+
+// The janitor's commands, and what each needs.
+var commands = map[string]struct {
+	workspace, crawler, date bool // required
+	about                    string
+}{
+	"update-idents":           {about: "re-attribute changes to the config's idents (of one workspace, or of all)"},
+	"wipe-crawler-data":       {workspace: true, crawler: true, about: "delete a crawler's changes, task data, events and crawl state; run it while the crawler is still in the config (the janitor reads its prefix there)"},
+	"set-crawler-commit-date": {workspace: true, crawler: true, date: true, about: "move a crawler's commit date, from which it crawls again (update_since is read only for what it never crawled)"},
+}
+
+// Options of one janitor Job.
+type Options struct {
+	Monocle, Command               string
+	Workspace, Crawler, CommitDate string
+}
+
+// Run is `monocle-hook janitor-job COMMAND --monocle N -f objects.yaml ...`.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("janitor-job", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: monocle-hook janitor-job COMMAND --monocle NAME -f OBJECTS [--workspace W] [--crawler C] [--commit-date D]\n\n"+
+			"Prints (never applies) a Job that runs `monocle janitor COMMAND` for the Monocle NAME, with the image, config\n"+
+			"and Elasticsearch URL its API runs, read from OBJECTS (- for standard input):\n"+
+			"  kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml\n\nCommands:\n")
+		for _, name := range slices.Sorted(maps.Keys(commands)) {
+			fmt.Fprintf(fs.Output(), "  %-24s %s\n", name, commands[name].about)
+		}
+		fmt.Fprintln(fs.Output())
+		fs.PrintDefaults()
+	}
+	var o Options
+	var file string
+	fs.StringVar(&o.Monocle, "monocle", "", "the Monocle's name")
+	fs.StringVar(&file, "f", "", "the Monocle's Deployments and ConfigMaps, as kubectl get -o yaml prints them (- for standard input)")
+	fs.StringVar(&o.Workspace, "workspace", "", "the workspace (update-idents: all when not set)")
+	fs.StringVar(&o.Crawler, "crawler", "", "the crawler's name in the workspace")
+	fs.StringVar(&o.CommitDate, "commit-date", "", "the new commit date: YYYY-MM-DD, \"YYYY-MM-DD hh:mm:ss UTC\" or YYYY-MM-DDThh:mm:ssZ")
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		o.Command, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", snapshot.ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments: %q", snapshot.ErrUsage, fs.Args())
+	}
+	if _, ok := commands[o.Command]; !ok {
+		fs.Usage()
+		return fmt.Errorf("%w: COMMAND is one of %s, not %q", snapshot.ErrUsage, strings.Join(slices.Sorted(maps.Keys(commands)), ", "), o.Command)
+	}
+	if o.Monocle == "" || file == "" {
+		return fmt.Errorf("%w: --monocle and -f are required", snapshot.ErrUsage)
+	}
+	in := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	objects, err := io.ReadAll(io.LimitReader(in, maxObjects+1))
+	if err != nil {
+		return err
+	}
+	if len(objects) > maxObjects {
+		return fmt.Errorf("-f: more than %d MiB: give only the Monocle's Deployments and ConfigMaps (-l app.kubernetes.io/instance=%s)", maxObjects>>20, o.Monocle)
+	}
+	out, err := Render(o, objects)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+// maxObjects bounds what -f reads: a Monocle's Deployments and ConfigMaps
+// hold at most a few configs of 255 KiB.
+const maxObjects = 32 << 20
+
+// Render prints the Job for o, its API read from objects, as YAML preceded
+// by what it does as comments.
+func Render(o Options, objects []byte) ([]byte, error) {
+	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > hook.MaxNameLength {
+		return nil, fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, hook.MaxNameLength)
+	}
+	api, configs, err := read(objects, o.Monocle+"-api")
+	if err != nil {
+		return nil, err
+	}
+	if api == nil {
+		return nil, fmt.Errorf("no Deployment %s-api in -f: the Monocle runs no API yet (or -f lacks it: kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=%s -o yaml)", o.Monocle, o.Monocle)
+	}
+	pod := api.Spec.Template.Spec
+	if api.Namespace == "" || len(pod.Containers) == 0 || len(pod.Volumes) == 0 || pod.Volumes[0].ConfigMap == nil {
+		return nil, fmt.Errorf("Deployment %s is not one the hook made, as kubectl get prints it: no namespace, no container or no config volume", api.Name)
+	}
+	mounted := pod.Volumes[0].ConfigMap.Name
+	cm := configs[mounted]
+	if cm == nil {
+		return nil, fmt.Errorf("no ConfigMap %s in -f: the config the API mounts", mounted)
+	}
+	if err := checkAgainst(o, cm.Data["config.yaml"]); err != nil {
+		return nil, err
+	}
+	job := makeJob(o, api)
+	doc, err := manifest(job)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := header.Execute(&out, map[string]any{"o": o, "Job": job.Name, "Namespace": job.Namespace, "Config": mounted, "About": commands[o.Command].about}); err != nil {
+		return nil, err
+	}
+	out.WriteString("---\n")
+	out.Write(doc)
+	return out.Bytes(), nil
+}
+
+// read finds the API Deployment and the ConfigMaps in objects (YAML
+// documents or Lists, as kubectl get -o yaml prints them).
+func read(data []byte, apiName string) (*appsv1.Deployment, map[string]*corev1.ConfigMap, error) {
+	var api *appsv1.Deployment
+	configs := map[string]*corev1.ConfigMap{}
+	var add func(doc []byte) error
+	add = func(doc []byte) error {
+		var head struct {
+			Kind  string            `json:"kind"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(doc, &head); err != nil {
+			return err
+		}
+		switch head.Kind {
+		case "List":
+			for _, item := range head.Items {
+				if err := add(item); err != nil {
+					return err
+				}
+			}
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := json.Unmarshal(doc, &d); err != nil {
+				return err
+			}
+			if d.Name == apiName {
+				api = &d
+			}
+		case "ConfigMap":
+			var cm corev1.ConfigMap
+			if err := json.Unmarshal(doc, &cm); err != nil {
+				return err
+			}
+			configs[cm.Name] = &cm
+		}
+		return nil
+	}
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-f: %w", err)
+		}
+		if string(j) == "null" {
+			continue
+		}
+		if err := add(j); err != nil {
+			return nil, nil, fmt.Errorf("-f: %w", err)
+		}
+	}
+	return api, configs, nil
+}
+
+// checkAgainst refuses what the janitor would silently do nothing with:
+// a workspace or crawler the config lacks, a date it cannot read, and the
+// arguments its command does not take.
+func checkAgainst(o Options, config string) error {
+	need := commands[o.Command]
+	switch {
+	case need.workspace && o.Workspace == "":
+		return fmt.Errorf("%w: %s needs --workspace", snapshot.ErrUsage, o.Command)
+	case need.crawler && o.Crawler == "":
+		return fmt.Errorf("%w: %s needs --crawler", snapshot.ErrUsage, o.Command)
+	case need.date && o.CommitDate == "":
+		return fmt.Errorf("%w: %s needs --commit-date", snapshot.ErrUsage, o.Command)
+	case !need.crawler && o.Crawler != "", !need.date && o.CommitDate != "":
+		return fmt.Errorf("%w: %s takes no --crawler nor --commit-date", snapshot.ErrUsage, o.Command)
+	}
+	if o.CommitDate != "" && !monocleconfig.ParsesDate(o.CommitDate) {
+		return fmt.Errorf("--commit-date %q is not a date Monocle reads: YYYY-MM-DD, \"YYYY-MM-DD hh:mm:ss UTC\" or YYYY-MM-DDThh:mm:ssZ", o.CommitDate)
+	}
+	// The janitor loads the config without the pods' environment.
+	cfg, err := monocleconfig.Parse([]byte(config), nil)
+	if err != nil {
+		return fmt.Errorf("the config the API mounts does not load: %w", err)
+	}
+	if o.Workspace == "" {
+		return nil
+	}
+	var names []string
+	for _, w := range cfg.Workspaces {
+		if w.Name != o.Workspace {
+			names = append(names, w.Name)
+			continue
+		}
+		if o.Crawler != "" && !slices.Contains(w.Crawlers, o.Crawler) {
+			return fmt.Errorf("workspace %q has no crawler %q; its crawlers: %s", o.Workspace, o.Crawler, list(w.Crawlers))
+		}
+		return nil
+	}
+	return fmt.Errorf("the config the API mounts has no workspace %q; its workspaces: %s", o.Workspace, list(names))
+}
+
+// list quotes the first 20 names, and counts the others.
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	var quoted []string
+	for _, n := range names[:min(len(names), 20)] {
+		quoted = append(quoted, fmt.Sprintf("%q", n))
+	}
+	if len(names) > 20 {
+		quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-20))
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// jobName is the Monocle's name, "-janitor-" and a hash of the command and
+// its arguments: the same request is the same Job, so applying the manifest
+// again runs nothing again.
+func jobName(o Options) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{o.Command, o.Workspace, o.Crawler, o.CommitDate}, "\x00")))
+	return o.Monocle + "-janitor-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// makeJob runs the janitor as the hook runs update-idents: the API's image,
+// its mounted config, its MONOCLE_ELASTIC_URL (a Secret's key stays one,
+// expanded by the kubelet), its pod's scheduling and restricted security.
+// No Secret in the environment: the janitor reads none. No controller-uid
+// label and no owner: Metacontroller never adopts it.
+func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
+	pod := api.Spec.Template.Spec
+	from := pod.Containers[0]
+	args := []string{"monocle", "janitor", o.Command, "--elastic", "$(MONOCLE_ELASTIC_URL)", "--config", "/etc/monocle/config.yaml"}
+	if o.Workspace != "" {
+		args = append(args, "--workspace", o.Workspace)
+	}
+	if o.Crawler != "" {
+		args = append(args, "--crawler-name", o.Crawler)
+	}
+	if o.CommitDate != "" {
+		args = append(args, "--commit-date", o.CommitDate)
+	}
+	var env []corev1.EnvVar
+	for _, e := range from.Env {
+		if e.Name == "MONOCLE_ELASTIC_URL" {
+			env = append(env, e)
+		}
+	}
+	c := corev1.Container{
+		Name:    "janitor",
+		Image:   from.Image,
+		Command: args,
+		Env:     env,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		},
+		SecurityContext: from.SecurityContext,
+		VolumeMounts:    []corev1.VolumeMount{{Name: pod.Volumes[0].Name, MountPath: "/etc/monocle", ReadOnly: true}},
+	}
+	labels := map[string]string{
+		"app.kubernetes.io/name":      "monocle",
+		"app.kubernetes.io/instance":  o.Monocle,
+		"app.kubernetes.io/component": "janitor",
+	}
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: jobName(o), Namespace: api.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			// One retry: each command can run twice (a wipe deletes what
+			// is there, a date is set again).
+			BackoffLimit: ptr.To(int32(1)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers:                   []corev1.Container{c},
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext:              pod.SecurityContext,
+					Volumes:                      pod.Volumes[:1],
+					NodeSelector:                 pod.NodeSelector,
+					Tolerations:                  pod.Tolerations,
+					Affinity:                     pod.Affinity,
+					ImagePullSecrets:             pod.ImagePullSecrets,
+				},
+			},
+		},
+	}
+}
+
+// manifest is the Job as YAML without the fields a new object has empty.
+func manifest(job *batchv1.Job) ([]byte, error) {
+	b, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	delete(m["metadata"].(map[string]any), "creationTimestamp")
+	delete(m["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any), "creationTimestamp")
+	b, err = json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(b)
+}
+
+var header = template.Must(template.New("header").Parse(`# monocle janitor {{.o.Command}} for Monocle {{.o.Monocle}} in namespace {{.Namespace}}: {{.About}}.
+# Its image, config ({{.Config}}) and Elasticsearch URL are those the API runs.
+# Printed by monocle-hook janitor-job: only you apply it, once. Applied again, it is unchanged and runs
+# nothing again; delete it to run it again.
+#
+#   kubectl apply -f janitor.yaml    # this output, saved as janitor.yaml
+#   kubectl -n {{.Namespace}} wait --for=condition=complete --timeout=10m job/{{.Job}}
+#   kubectl -n {{.Namespace}} logs job/{{.Job}}
+`))

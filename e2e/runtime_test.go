@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/change-metrics/monocle-hook/hook"
@@ -82,52 +83,53 @@ func TestCrawlerWaitsForItsToken(t *testing.T) {
 	}
 }
 
-// A login key edited short holds the API as it runs; the command the
-// condition prints removes it, and the API rolls onto a generated one.
+// A login key that the API signs admin tokens with, set short in the
+// user's Secret, holds the API and the crawler as they run; the command the
+// condition prints removes it, and the API rolls once, onto the generated
+// key.
 func TestShortLoginKeyHoldsTheAPI(t *testing.T) {
 	ctx := context.Background()
 	ns := restrictedNamespace(t)
 	d := newDriver(t, ns)
-	d.createMonocle("k", map[string]any{})
+	tokens := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens", Namespace: ns}, Data: map[string][]byte{
+		"MONOCLE_ADMIN_TOKEN": []byte("admin"), "MONOCLE_JWK_GEN_KEY": bytes.Repeat([]byte("k"), 64)}}
+	if err := k8sClient.Create(ctx, tokens); err != nil {
+		t.Fatal(err)
+	}
+	d.createMonocle("k", map[string]any{"secretRef": map[string]any{"name": "tokens"}})
 	d.converge("k")
 	d.markReady("Deployment.apps/v1", "k-api")
 	d.converge("k")
 
-	secret := &corev1.Secret{}
-	if err := k8sClient.Get(ctx, clientKey(ns, "k-api"), secret); err != nil {
+	tokens.Data["MONOCLE_JWK_GEN_KEY"] = []byte("too-short")
+	if err := k8sClient.Update(ctx, tokens); err != nil {
 		t.Fatal(err)
 	}
-	generated := secret.Data["MONOCLE_JWK_GEN_KEY"]
-	secret.Data["MONOCLE_JWK_GEN_KEY"] = []byte("too-short")
-	if err := k8sClient.Update(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	api := d.get("Deployment.apps/v1", "k-api")
+	api, crawler := d.get("Deployment.apps/v1", "k-api"), d.get("Deployment.apps/v1", "k-crawler")
 	d.converge("k")
-	if got := d.get("Deployment.apps/v1", "k-api"); got.GetResourceVersion() != api.GetResourceVersion() {
-		t.Fatal("the API was rolled onto a short key")
+	for _, w := range []*unstructured.Unstructured{api, crawler} {
+		if got := d.get("Deployment.apps/v1", w.GetName()); got.GetResourceVersion() != w.GetResourceVersion() {
+			t.Fatalf("%s was rolled onto a short key", w.GetName())
+		}
 	}
 	c := condition(d.monocle("k"), "SpecApplied")
 	msg, _ := c["message"].(string)
 	_, command, found := strings.Cut(msg, "the hook generates: ")
-	if c["reason"] != "LoginKeyTooShort" || !found || strings.Contains(msg, "too-short") {
+	if c["reason"] != "LoginKeyTooShort" || !found || strings.Contains(msg, "too-short") || !strings.Contains(msg, `Secret "tokens"`) {
 		t.Fatalf("SpecApplied = %v", c)
 	}
 	t.Logf("running: %s", command)
 	shell(t, adminKubeconfig(t, "e2e-key-admin"), command)
 	d.converge("k")
-	if err := k8sClient.Get(ctx, clientKey(ns, "k-api"), secret); err != nil {
+	if err := k8sClient.Get(ctx, clientKey(ns, "tokens"), tokens); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(secret.Data["MONOCLE_JWK_GEN_KEY"], generated) {
-		t.Errorf("key of %d bytes after the command", len(secret.Data["MONOCLE_JWK_GEN_KEY"]))
+	if _, ok := tokens.Data["MONOCLE_JWK_GEN_KEY"]; ok || len(tokens.Data["MONOCLE_ADMIN_TOKEN"]) == 0 {
+		t.Errorf("the user's Secret after the command: %v", slices.Sorted(maps.Keys(tokens.Data)))
 	}
-	// The driver's random source is fixed: the key generated again is the
-	// first one, which the held template still hashes, so nothing rolls
-	// (with a real source, the API rolls once onto the new key).
-	if got := d.get("Deployment.apps/v1", "k-api"); got.GetGeneration() != api.GetGeneration() ||
-		podAnnotation(got, hook.Group+"/secret-hash") != podAnnotation(api, hook.Group+"/secret-hash") {
-		t.Errorf("the API moved: generation %d to %d", api.GetGeneration(), got.GetGeneration())
+	const hash = hook.Group + "/secret-hash"
+	if got := d.get("Deployment.apps/v1", "k-api"); got.GetGeneration() != api.GetGeneration()+1 || podAnnotation(got, hash) == podAnnotation(api, hash) {
+		t.Errorf("the API's generation went from %d to %d: want one roll, onto the generated key", api.GetGeneration(), got.GetGeneration())
 	}
 	if c := condition(d.monocle("k"), "SpecApplied"); c["status"] != "True" {
 		t.Errorf("SpecApplied = %v", c)

@@ -84,21 +84,28 @@ func listTokens(tokens []monocleconfig.MissingToken, unlisted int) string {
 	return strings.Join(parts, "; ")
 }
 
-// keysOf is the distinct variables of tokens, in order, at most listed.
-func keysOf(tokens []monocleconfig.MissingToken) []string {
-	var keys []string
+// keysOf is the distinct variables of tokens, in order, at most listed,
+// and how many others there are.
+func keysOf(tokens []monocleconfig.MissingToken) (keys []string, more int) {
 	for _, m := range tokens {
-		if !slices.Contains(keys, m.Variable) && len(keys) < listed {
+		switch {
+		case slices.Contains(keys, m.Variable):
+		case len(keys) < listed:
 			keys = append(keys, m.Variable)
+		default:
+			more++ // an upper bound: the others are not deduplicated
 		}
 	}
-	return keys
+	return keys, more
 }
 
 func variables(tokens []monocleconfig.MissingToken) string {
-	keys := keysOf(tokens)
+	keys, more := keysOf(tokens)
 	for i, k := range keys {
 		keys[i] = quote(k)
+	}
+	if more > 0 {
+		keys = append(keys, fmt.Sprintf("up to %d more variables (the same command adds them)", more))
 	}
 	return strings.Join(keys, ", ")
 }
@@ -107,7 +114,8 @@ func variables(tokens []monocleconfig.MissingToken) string {
 // from a file of its name: the token is never typed on a command line.
 func addKeys(namespace, secret string, tokens []monocleconfig.MissingToken) string {
 	var from strings.Builder
-	for _, k := range keysOf(tokens) {
+	keys, _ := keysOf(tokens)
+	for _, k := range keys {
 		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
 			// envFrom takes a Secret's keys as they are: no key can be
 			// a variable of that name.
@@ -131,7 +139,9 @@ func kubectlIn(namespace string) string {
 
 // loginKey checks the login key the API pods get: the user's Secret's, when
 // it has one (envFrom: later sources win), else the generated Secret's.
-func loginKey(namespace string, n names, s settings, generated map[string][]byte, rel Related, apiRuns bool) *fieldError {
+// Short, it holds the API when the API signs with it (signs: OIDC, or an
+// admin token), else it is a note.
+func loginKey(namespace string, n names, s settings, generated map[string][]byte, rel Related, apiRuns, signs bool) (hold *fieldError, note string) {
 	secret, key := n.api, generated[jwkKeyName]
 	if s.secret != "" {
 		if sec := byName(rel.Secrets)[s.secret]; sec != nil {
@@ -141,18 +151,25 @@ func loginKey(namespace string, n names, s settings, generated map[string][]byte
 		}
 	}
 	if len(key) >= minLoginKey {
-		return nil
+		return nil, ""
 	}
 	held := "the API is made with it"
-	if apiRuns {
-		held = "the API keeps its running template"
+	switch {
+	case !signs:
+		held = "nothing signs with it yet (no OIDC, no MONOCLE_ADMIN_TOKEN), so nothing is held"
+	case apiRuns:
+		held = "the API and the crawler keep their running templates"
 	}
 	// Never the key itself: only its length.
-	return &fieldError{ReasonLoginKeyTooShort, "", fmt.Sprintf(
-		"key %s of Secret %s is %d bytes: Monocle signs logins with it only from %d bytes on, and otherwise draws a random key in each API process, "+
+	message := fmt.Sprintf(
+		"key %s of Secret %s is %d bytes: Monocle signs logins and admin tokens with it only from %d bytes on, and otherwise draws a random key in each API process, "+
 			"so that every restart logs everyone out and a login on one replica is refused by another; %s. "+
 			"Remove it, and the API gets the %d-character key the hook generates: %s patch secret %s --type=json -p '[{\"op\":\"remove\",\"path\":\"/data/%s\"}]'",
-		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey, kubectlIn(namespace), secret, jwkKeyName)}
+		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey, kubectlIn(namespace), secret, jwkKeyName)
+	if !signs {
+		return nil, message
+	}
+	return &fieldError{ReasonLoginKeyTooShort, "", message}, ""
 }
 
 // stickyLogins: with OIDC, each API process keeps its logins' state in
@@ -164,15 +181,11 @@ func stickyLogins(s settings, oidc bool) bool {
 
 // ingressAffinityNote tells what the hook cannot choose: an Ingress
 // controller sends traffic to the pods itself, past the Service's affinity,
-// and each has its own annotations for it.
+// and each has its own annotations for it. Only the one it names is known
+// to be enough.
 func ingressAffinityNote(s settings) string {
-	if s.ingress == nil {
+	if s.ingress == nil || s.ingress.Annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie" {
 		return ""
-	}
-	for k := range s.ingress.Annotations {
-		if k := strings.ToLower(k); strings.Contains(k, "affinity") || strings.Contains(k, "sticky") {
-			return ""
-		}
 	}
 	return fmt.Sprintf("with OIDC and %d API replicas, a login must come back to the replica that began it: the API Service has sessionAffinity ClientIP, "+
 		"but an Ingress controller reaches the pods past it; set its own affinity annotations in spec.ingress.annotations "+

@@ -181,37 +181,43 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 	}
 }
 
-// A login key under 64 bytes, from either Secret, is reported, and an
-// existing API keeps its template: Monocle would draw a random key per
-// process instead.
+// A login key under 64 bytes, from either Secret, is reported; where the
+// API signs with it (an admin token, OIDC), an existing API and crawler
+// keep their templates: Monocle would draw a random key per process.
 func TestLoginKeyTooShort(t *testing.T) {
 	n := namesFor("monocle-sample")
 	const secretValue = "k3y-v4lue"
 	user := func(key string, set bool) Related {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{"MONOCLE_ADMIN_TOKEN": []byte("a")}}
 		if set {
 			s.Data[jwkKeyName] = []byte(key)
 		}
 		return Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
 	}
 	long := strings.Repeat("é", 32) // 64 bytes, 32 characters
+	const oidc = "auth:\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
 	tests := map[string]struct {
 		spec      string
 		related   Related
 		generated string // the observed generated Secret's key, if not ""
+		held      bool
 		says      []string
 	}{
-		"the generated Secret's, edited short": {
-			spec: baseSpec, generated: secretValue,
-			says: []string{`key MONOCLE_JWK_GEN_KEY of Secret "monocle-sample-api" is 9 bytes`, "the API keeps its running template",
+		"the generated Secret's, edited short, with OIDC": {
+			spec: configSpec(t, oidc, ""), generated: secretValue, held: true,
+			says: []string{`key MONOCLE_JWK_GEN_KEY of Secret "monocle-sample-api" is 9 bytes`, "the API and the crawler keep their running templates",
 				`kubectl -n default patch secret monocle-sample-api --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},
 		},
-		"the user's, empty": {
-			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user("", true),
+		"the generated Secret's, edited short, nothing signing: a note": {
+			spec: baseSpec, generated: secretValue,
+			says: []string{"note: key MONOCLE_JWK_GEN_KEY", "nothing is held"},
+		},
+		"the user's, empty, with an admin token": {
+			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user("", true), held: true,
 			says: []string{`of Secret "tokens" is 0 bytes`, "kubectl -n default patch secret tokens --type=json"},
 		},
 		"the user's, short, over a good generated one": {
-			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user(secretValue, true),
+			spec: withSpec(t, `{"secretRef":{"name":"tokens"}}`), related: user(secretValue, true), held: true,
 			says: []string{`of Secret "tokens" is 9 bytes`},
 		},
 		"the user's, 64 bytes of 32 characters, over a short generated one": {
@@ -228,20 +234,14 @@ func TestLoginKeyTooShort(t *testing.T) {
 			if tc.generated != "" {
 				req.Children.Secrets[n.api].Data[jwkKeyName] = []byte(tc.generated)
 			}
-			running := req.Children.Deployments[n.api]
 			body := syncJSON(t, req)
-			if name == "the generated Secret's, edited short" {
+			if name == "the generated Secret's, edited short, with OIDC" {
 				golden(t, "steady-login-key-short", body)
 			}
 			a := decodeAnswer(t, body)
 			c := a.Status.Condition(ConditionSpecApplied)
-			if len(tc.says) == 0 {
-				if c.Status != metav1.ConditionTrue {
-					t.Fatalf("SpecApplied %+v", c)
-				}
-				return
-			}
-			if c.Reason != ReasonLoginKeyTooShort {
+			switch {
+			case tc.held && c.Reason != ReasonLoginKeyTooShort, !tc.held && c.Status != metav1.ConditionTrue:
 				t.Fatalf("SpecApplied %+v", c)
 			}
 			for _, s := range tc.says {
@@ -252,11 +252,14 @@ func TestLoginKeyTooShort(t *testing.T) {
 			if strings.Contains(c.Message, secretValue) {
 				t.Error("the message shows the key")
 			}
-			// Held: answered as last applied, the running template.
-			var applied map[string]any
-			json.Unmarshal([]byte(running.Annotations[lastAppliedAnnotation]), &applied)
-			if got := a.child("Deployment", n.api); !reflect.DeepEqual(got["spec"], applied["spec"]) {
-				t.Error("the API is not answered as it runs")
+			// Held: the API and the crawler answered as last applied, their
+			// running templates.
+			for _, name := range []string{n.api, n.crawler} {
+				var applied map[string]any
+				json.Unmarshal([]byte(req.Children.Deployments[name].Annotations[lastAppliedAnnotation]), &applied)
+				if got := a.child("Deployment", name); reflect.DeepEqual(got["spec"], applied["spec"]) != tc.held && tc.held {
+					t.Errorf("%s is not answered as it runs", name)
+				}
 			}
 		})
 	}
@@ -343,7 +346,11 @@ func TestCrawlersAPIKeyIsOneValue(t *testing.T) {
 	for key, refused := range tests {
 		t.Run(key, func(t *testing.T) {
 			config := "workspaces:\n  - name: demo\n    crawlers_api_key: " + key + "\n    crawlers: []\n"
-			c := decodeAnswer(t, syncJSON(t, steady(t, configSpec(t, config, "")))).Status.Condition(ConditionSpecApplied)
+			req := steady(t, configSpec(t, config, ""))
+			// A Secret's key of the name changes nothing: the container's
+			// own env wins over envFrom.
+			req.Children.Secrets["monocle-sample-api"].Data[key] = []byte("x")
+			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
 			if refused == "" && c.Status != metav1.ConditionTrue || refused != "" && (c.Reason != ReasonConfigInvalid || !strings.Contains(c.Message, refused)) {
 				t.Errorf("SpecApplied %+v", c)
 			}

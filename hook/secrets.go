@@ -70,14 +70,19 @@ func hashSecrets(secrets []map[string][]byte) string {
 // pod, API and crawler, with one value: the keys of the Secrets they get
 // whole, the config's path the hook sets on both, HOME (Monocle's image
 // sets it: nix/default.nix) and PATH (the image's, or the runtime's). Not
-// MONOCLE_PUBLIC_URL, which the crawler gets as the API's own URL, nor
-// HOSTNAME, each pod's name: a crawlers_api_key naming either could never
+// the variables the hook sets on one container or to another value on
+// each (MONOCLE_PUBLIC_URL is the API's own URL in the crawler), nor
+// HOSTNAME, each pod's name: a crawlers_api_key naming one could never
 // match between the crawler and the API.
 func envHas(secrets []map[string][]byte) func(string) bool {
 	return func(name string) bool {
 		switch name {
 		case "MONOCLE_CONFIG", "HOME", "PATH":
 			return true
+		case "MONOCLE_PUBLIC_URL", "MONOCLE_ELASTIC_URL", "MONOCLE_WEBAPP_TITLE", "HOSTNAME":
+			// Set per container (the API's, or the API's alone) over any
+			// Secret's key of that name; HOSTNAME, by the runtime, per pod.
+			return false
 		}
 		for _, data := range secrets {
 			if _, ok := data[name]; ok {

@@ -167,7 +167,14 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
 		crawlerHold, tokenNotes = missingTokens(ns, n, s, cfg.tokens, crawler != nil)
-		keyHold = loginKey(ns, n, s, secret, rel, api != nil)
+		// The key signs only OIDC logins and admin tokens: otherwise a
+		// short one is a note, and holds nothing.
+		signs := cfg.oidc || envHas(envData)("MONOCLE_ADMIN_TOKEN")
+		var keyNote string
+		keyHold, keyNote = loginKey(ns, n, s, secret, rel, api != nil, signs)
+		if keyNote != "" {
+			tokenNotes = append(tokenNotes, keyNote)
+		}
 	}
 	for _, h := range []*fieldError{crawlerHold, keyHold} {
 		if h != nil {
@@ -191,7 +198,8 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		makeConfigMap(n, generated),
 		makeMountedConfigMap(n, cfg))
 	var held []observedChild // the workloads kept as they run
-	if keyHold != nil && api != nil {
+	apiHeld := keyHold != nil && api != nil
+	if apiHeld {
 		held = append(held, observedChild{api, typeDeployment})
 	} else {
 		children = append(children, makeAPIDeployment(n, s, r))
@@ -202,7 +210,9 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		return nil, err
 	}
 	children = append(children, earlier...)
-	if s.crawler && crawlerHold == nil {
+	// A held API holds the crawler too: it would push to an API that runs
+	// another config (unknown crawlers, another crawlers_api_key).
+	if s.crawler && crawlerHold == nil && !apiHeld {
 		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
 	} else if s.crawler && crawler != nil {
 		held = append(held, observedChild{crawler, typeDeployment})

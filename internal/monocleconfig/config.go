@@ -23,7 +23,8 @@
 // Monocle would read; go.yaml.in/yaml/v3 is not HsYAML, so exotic YAML may
 // parse in one and not the other (yaml.v3 refuses nesting over 10000 levels;
 // the %YAML versions and the "!" tag it reads otherwise are given back,
-// hsyaml.go, in UTF-8 text);
+// hsyaml.go, in UTF-8 text, but for a lone "!" before a flow ",", which
+// yaml.v3 does not parse);
 // update_since is checked for every crawler with entities, though Monocle
 // reads it only for those it has not crawled yet.
 package monocleconfig

@@ -148,10 +148,20 @@ func isBlankOrBreak(text []byte, i int) bool {
 	return text[i] == ' ' || text[i] == '\t' || breakAt(text, i) > 0
 }
 
-// skipBlanks skips the blanks and breaks (separation) from text[i].
+// skipBlanks skips the separation from text[i]: blanks, breaks, and
+// comments (a "#" after a blank or a break, to the line's end).
 func skipBlanks(text []byte, i int) int {
-	for i < len(text) && isBlankOrBreak(text, i) {
-		i++
+	for i < len(text) {
+		switch {
+		case isBlankOrBreak(text, i):
+			i++
+		case text[i] == '#' && i > 0 && isBlankOrBreak(text, i-1):
+			for i < len(text) && breakAt(text, i) == 0 {
+				i++
+			}
+		default:
+			return i
+		}
 	}
 	return i
 }

@@ -31,6 +31,7 @@ func TestAsStrictAsHsYAML(t *testing.T) {
 		"! after an anchor":                 {yaml: "workspaces:\n  - name: &n ! 12\n    crawlers: []\n"},
 		"! before an anchor":                {yaml: "workspaces:\n  - name: ! &n 12\n    crawlers: []\n"},
 		"! after multibyte text and breaks": {yaml: "workspaces:\n  - {crawlers: [], idents: [{ident: \"é\u2028\r\n\u0085\", aliases: []}], \"é\": x, name: ! 12}\n"},
+		"! after an anchor and a comment":   {yaml: "workspaces:\n  - name: &n # the name\n      ! 12\n    crawlers: []\n"},
 		"! on the line before":              {yaml: "workspaces:\n  - name: !\n      12\n    crawlers: []\n"},
 		"! on a key":                        {yaml: "workspaces:\n  - name: w\n    crawlers: []\n    ! 12: ignored\n"},
 		"! with nothing is an empty string": {

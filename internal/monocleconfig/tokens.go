@@ -7,7 +7,8 @@ import "fmt"
 // process does, once running (src/Macroscope/Main.hs), where a missing one
 // either stops the whole process or skips one crawler.
 type Tokens struct {
-	// Missing lists the first 20, in the config's order.
+	// Missing lists the first 20 that exit and the first 20 that skip, in
+	// the config's order.
 	Missing []MissingToken
 	// Count counts them all, listed or not.
 	Count int
@@ -47,83 +48,78 @@ const (
 	whyShared  = "it shares its URL%s with %s, and Monocle's crawler process compares their tokens as it starts its crawlers, outside any catch, and exits: every crawler of this Monocle stops"
 )
 
-// tokenCheck gathers the missing tokens, and the Bugzilla and Gerrit
-// crawlers by client key, whose tokens the crawler process compares.
+// tokenCheck gathers every missing token (at most one per crawler, so
+// bounded by the config), and the Bugzilla and Gerrit crawlers by client
+// key, whose tokens the crawler process compares.
 type tokenCheck struct {
-	out    Tokens
+	all    []MissingToken
+	keys   []string // all[i]'s client key, "" when it exits whatever
 	shared map[string]*sharedClient
 }
 
 // sharedClient is the crawlers of one client key (a provider, a URL, and a
 // Gerrit login): from two on, their tokens are compared.
 type sharedClient struct {
-	first   string // the first two crawlers' paths
-	second  string
-	login   string // " and Gerrit login", for the message
-	count   int
-	missing []int // indices in out.Missing
-	anyMiss bool
+	first, second string // the first two crawlers' paths
+	login         string // " and Gerrit login", for the message
+	count         int
 }
 
 // add records a crawler's token variable, missing or not. key is its
 // client key when the crawler process compares tokens by it ("" when the
 // token is read at start whatever the key).
 func (t *tokenCheck) add(path, variable string, missing bool, key, login string) {
-	if key == "" {
-		if missing {
-			t.missing(MissingToken{Crawler: path, Variable: variable, Exits: true, Why: whyGraphQL})
+	if key != "" {
+		if t.shared == nil {
+			t.shared = map[string]*sharedClient{}
 		}
-		return
-	}
-	if t.shared == nil {
-		t.shared = map[string]*sharedClient{}
-	}
-	c := t.shared[key]
-	if c == nil {
-		c = &sharedClient{first: path, login: login}
-		t.shared[key] = c
-	}
-	c.count++
-	if c.count == 2 {
-		c.second = path
+		c := t.shared[key]
+		if c == nil {
+			c = &sharedClient{first: path, login: login}
+			t.shared[key] = c
+		}
+		if c.count++; c.count == 2 {
+			c.second = path
+		}
 	}
 	if !missing {
 		return
 	}
-	c.anyMiss = true
-	if i := t.missing(MissingToken{Crawler: path, Variable: variable, Why: whySkipped}); i >= 0 {
-		c.missing = append(c.missing, i)
+	m := MissingToken{Crawler: path, Variable: variable, Exits: true, Why: whyGraphQL}
+	if key != "" {
+		m.Exits, m.Why = false, whySkipped
 	}
+	t.all = append(t.all, m)
+	t.keys = append(t.keys, key)
 }
 
-// missing lists m (while under the cap) and returns its index, or -1.
-func (t *tokenCheck) missing(m MissingToken) int {
-	t.out.Count++
-	t.out.Exits = t.out.Exits || m.Exits
-	if len(t.out.Missing) >= maxIgnored {
-		return -1
-	}
-	t.out.Missing = append(t.out.Missing, m)
-	return len(t.out.Missing) - 1
-}
-
-// result marks the tokens of crawlers that share a client key as fatal.
+// result marks the tokens of crawlers that share a client key as fatal,
+// and lists the first 20 of those that exit and of those that skip, in
+// the config's order: whatever the count, the ones that exit are named.
 func (t *tokenCheck) result() Tokens {
-	for _, c := range t.shared {
-		if c.count < 2 || !c.anyMiss {
-			continue
-		}
-		t.out.Exits = true
-		for _, i := range c.missing {
-			m := &t.out.Missing[i]
+	out := Tokens{Count: len(t.all)}
+	exits, skips := 0, 0
+	for i := range t.all {
+		m := &t.all[i]
+		if c := t.shared[t.keys[i]]; c != nil && c.count >= 2 {
 			other := c.first
 			if other == m.Crawler {
 				other = c.second
 			}
 			m.Exits, m.Why = true, fmt.Sprintf(whyShared, c.login, other)
 		}
+		out.Exits = out.Exits || m.Exits
+		switch {
+		case m.Exits && exits < maxIgnored:
+			exits++
+		case !m.Exits && skips < maxIgnored:
+			skips++
+		default:
+			continue
+		}
+		out.Missing = append(out.Missing, *m)
 	}
-	return t.out
+	return out
 }
 
 // checkToken records the token a crawler's provider reads, if any, named

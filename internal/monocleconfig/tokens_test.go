@@ -129,7 +129,7 @@ func TestMissingTokens(t *testing.T) {
 }
 
 // TestMissingTokensListed: the list is capped, the count and Exits are
-// not, even when the token that exits is past the cap.
+// not, and a token that exits is listed even past 20 that skip.
 func TestMissingTokensListed(t *testing.T) {
 	providers := make([]string, 0, 42)
 	for i := range 40 {
@@ -141,12 +141,12 @@ func TestMissingTokensListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := cfg.Tokens
-	if len(tok.Missing) != maxIgnored || tok.Count != 41 || !tok.Exits {
-		t.Errorf("%d listed, count %d, exits %v; want %d, 41, true", len(tok.Missing), tok.Count, tok.Exits, maxIgnored)
+	if len(tok.Missing) != maxIgnored+1 || tok.Count != 41 || !tok.Exits {
+		t.Errorf("%d listed, count %d, exits %v; want %d, 41, true", len(tok.Missing), tok.Count, tok.Exits, maxIgnored+1)
 	}
-	for _, m := range tok.Missing {
-		if m.Exits {
-			t.Errorf("%+v exits", m)
+	for i, m := range tok.Missing {
+		if m.Exits != (i == maxIgnored) {
+			t.Errorf("missing[%d] = %+v", i, m)
 		}
 	}
 }

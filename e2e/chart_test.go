@@ -37,6 +37,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -60,6 +61,7 @@ const (
 	apiCompositeController = "metacontroller.k8s.io/v1alpha1/CompositeController"
 	apiServiceMonitor      = "monitoring.coreos.com/v1/ServiceMonitor"
 	apiPrometheusRule      = "monitoring.coreos.com/v1/PrometheusRule"
+	apiPodMonitor          = "monitoring.coreos.com/v1/PodMonitor"
 )
 
 // A set of values to render the chart with: the chart's defaults, then
@@ -93,7 +95,8 @@ func chartValueSets(t *testing.T) []chartValueSet {
 		}
 	}
 	full := filepath.Join(chartDir, "ci", "full-values.yaml")
-	monitoring := map[string]any{"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}}
+	monitoring := map[string]any{"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true},
+		"monoclePodMonitor": map[string]any{"enabled": true}}
 	return append(sets,
 		// No PodDisruptionBudget: with one replica it would block drains.
 		chartValueSet{name: "one-replica", overrides: map[string]any{"replicaCount": 1}},
@@ -108,9 +111,9 @@ func chartValueSets(t *testing.T) []chartValueSet {
 		// Prometheus Operator's CRDs are not installed: rendered only, for a
 		// cluster said to serve them, or with the checks off.
 		chartValueSet{name: "servicemonitor", renderOnly: true, overrides: monitoring,
-			apiVersions: []string{apiServiceMonitor, apiPrometheusRule}},
+			apiVersions: []string{apiServiceMonitor, apiPrometheusRule, apiPodMonitor}},
 		chartValueSet{name: "servicemonitor-full", renderOnly: true, files: []string{full}, overrides: monitoring,
-			apiVersions: []string{apiServiceMonitor, apiPrometheusRule}},
+			apiVersions: []string{apiServiceMonitor, apiPrometheusRule, apiPodMonitor}},
 		chartValueSet{name: "monitoring-unchecked", renderOnly: true,
 			overrides: mergeChartValues(monitoring, map[string]any{"capabilityChecks": false})},
 	)
@@ -382,6 +385,7 @@ func TestChartFullValues(t *testing.T) {
 		// servicemonitor value sets.
 		"serviceMonitor.enabled",
 		"prometheusRule.enabled",
+		"monoclePodMonitor.enabled",
 		// Left on so that minAvailable is checked; off is the no-pdb set.
 		"podDisruptionBudget.enabled",
 		// Left on so that the real installs are checked as a user's;
@@ -523,6 +527,9 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	}
 	if valGet(v, "prometheusRule.enabled") == true && served(apiPrometheusRule) {
 		wantKinds = append(wantKinds, "PrometheusRule")
+	}
+	if valGet(v, "monoclePodMonitor.enabled") == true && served(apiPodMonitor) {
+		wantKinds = append(wantKinds, "PodMonitor")
 	}
 	if valGet(v, "networkPolicy.enabled") == true {
 		wantKinds = append(wantKinds, "NetworkPolicy")
@@ -790,6 +797,9 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 // PrometheusRule and the dashboard's ConfigMap.
 func checkChartExtras(t *testing.T, objs []*unstructured.Unstructured, v map[string]any) {
 	t.Helper()
+	if pm := chartObject(objs, "PodMonitor"); pm != nil {
+		checkPodMonitor(t, pm, v)
+	}
 	selector := map[string]any{"matchLabels": map[string]any{
 		"app.kubernetes.io/name":     cmp.Or(valStr(v, "nameOverride"), "monocle-hook"),
 		"app.kubernetes.io/instance": chartRelease,
@@ -1237,4 +1247,62 @@ func firstLineDiff(a, b []byte) string {
 		}
 	}
 	return "(no line differs)"
+}
+
+// checkPodMonitor: the Monocles' PodMonitor selects the API and crawler pods
+// the hook makes, and them only (not Elasticsearch's, whose port 9200 has no
+// /metrics), on a port each of them names, in the namespaces asked.
+func checkPodMonitor(t *testing.T, pm *unstructured.Unstructured, v map[string]any) {
+	t.Helper()
+	var spec struct {
+		Selector          metav1.LabelSelector
+		NamespaceSelector struct {
+			Any        bool
+			MatchNames []string
+		}
+		PodMetricsEndpoints []struct {
+			Port, Path string
+		}
+	}
+	viaJSON(t, pm.Object["spec"], &spec)
+	selector, err := metav1.LabelSelectorAsSelector(&spec.Selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.PodMetricsEndpoints) != 1 || spec.PodMetricsEndpoints[0].Path != "/metrics" {
+		t.Fatalf("endpoints %+v", spec.PodMetricsEndpoints)
+	}
+	port := spec.PodMetricsEndpoints[0].Port
+	children, _, err := hook.Render([]byte("apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m, namespace: team-a}\nspec: {}\n"), hook.Env{Now: time.Now, Rand: randReader{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected := map[string]bool{}
+	for _, doc := range strings.Split(string(children), "\n---\n") {
+		var o struct {
+			Kind     string
+			Metadata metav1.ObjectMeta
+			Spec     struct{ Template corev1.PodTemplateSpec }
+		}
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Kind != "Deployment" && o.Kind != "StatefulSet" {
+			continue
+		}
+		if !selector.Matches(labels.Set(o.Spec.Template.Labels)) {
+			continue
+		}
+		selected[o.Metadata.Name] = true
+		if !slices.ContainsFunc(o.Spec.Template.Spec.Containers[0].Ports, func(p corev1.ContainerPort) bool { return p.Name == port }) {
+			t.Errorf("%s %s has no port %q", o.Kind, o.Metadata.Name, port)
+		}
+	}
+	if !selected["m-api"] || !selected["m-crawler"] || len(selected) != 2 {
+		t.Errorf("the PodMonitor selects %v, want m-api and m-crawler", selected)
+	}
+	namespaces, _ := valGet(v, "monoclePodMonitor.namespaces").([]any)
+	if spec.NamespaceSelector.Any != (len(namespaces) == 0) || len(spec.NamespaceSelector.MatchNames) != len(namespaces) {
+		t.Errorf("namespaceSelector %+v for namespaces %v", spec.NamespaceSelector, namespaces)
+	}
 }

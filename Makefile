@@ -85,6 +85,7 @@ PROMTOOL ?= $(shell tools/promtool.sh)
 rules:
 	$(PROMTOOL) check rules observability/rules.yaml
 	$(PROMTOOL) test rules observability/rules_test.yaml
+	PROMTOOL=$(PROMTOOL) $(GO) test -count=1 -run '^TestDashboardQueriesParse$$' ./observability
 
 # Load test over loopback: the built hook against a decode/encode floor,
 # 3 rounds x concurrency 1, 16, 64 x 5s each (about 2 minutes); see BENCHMARKS.md.

@@ -4,7 +4,11 @@
 package observability_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -114,5 +118,53 @@ func TestEveryAlertIsTested(t *testing.T) {
 		if !fires[a.Alert] || !quiet[a.Alert] {
 			t.Errorf("%s: rules_test.yaml has a case where it fires: %v, where it does not: %v; want both", a.Alert, fires[a.Alert], quiet[a.Alert])
 		}
+	}
+}
+
+// Every query of the dashboard parses as PromQL, checked by promtool as a
+// recording rule (Grafana's variables replaced by values of their kind).
+// `make rules` runs it with PROMTOOL set.
+func TestDashboardQueriesParse(t *testing.T) {
+	promtool := os.Getenv("PROMTOOL")
+	if promtool == "" {
+		t.Skip("PROMTOOL is not set: make rules runs this test with it")
+	}
+	b, err := os.ReadFile("dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dashboard struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dashboard); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$__rate_interval", "5m", "$monocle", "m")
+	type record struct {
+		Record string `json:"record"`
+		Expr   string `json:"expr"`
+	}
+	var rules []record
+	for _, p := range dashboard.Panels {
+		for _, target := range p.Targets {
+			rules = append(rules, record{fmt.Sprintf("dashboard:query_%d", len(rules)), vars.Replace(target.Expr)})
+		}
+	}
+	if len(rules) < 20 {
+		t.Fatalf("%d queries in the dashboard", len(rules))
+	}
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "dashboard-rules.yaml")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(promtool, "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules: %v\n%s", err, msg)
 	}
 }

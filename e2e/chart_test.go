@@ -1263,6 +1263,7 @@ func checkPodMonitor(t *testing.T, pm *unstructured.Unstructured, v map[string]a
 		PodMetricsEndpoints []struct {
 			Port, Path string
 		}
+		FallbackScrapeProtocol string
 	}
 	viaJSON(t, pm.Object["spec"], &spec)
 	selector, err := metav1.LabelSelectorAsSelector(&spec.Selector)
@@ -1271,6 +1272,9 @@ func checkPodMonitor(t *testing.T, pm *unstructured.Unstructured, v map[string]a
 	}
 	if len(spec.PodMetricsEndpoints) != 1 || spec.PodMetricsEndpoints[0].Path != "/metrics" {
 		t.Fatalf("endpoints %+v", spec.PodMetricsEndpoints)
+	}
+	if want := valStr(v, "monoclePodMonitor.fallbackScrapeProtocol"); spec.FallbackScrapeProtocol != want {
+		t.Errorf("fallbackScrapeProtocol %q, want %q (the crawler's /metrics has no Content-Type)", spec.FallbackScrapeProtocol, want)
 	}
 	port := spec.PodMetricsEndpoints[0].Port
 	children, _, err := hook.Render([]byte("apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m, namespace: team-a}\nspec: {}\n"), hook.Env{Now: time.Now, Rand: randReader{}})

@@ -142,7 +142,7 @@ func TestDashboardQueriesParse(t *testing.T) {
 	if err := json.Unmarshal(b, &dashboard); err != nil {
 		t.Fatal(err)
 	}
-	vars := strings.NewReplacer("$__rate_interval", "5m", "$monocle", "m")
+	vars := strings.NewReplacer("$__rate_interval", "5m", "$monocle", "m", "$namespace", "team-a")
 	type record struct {
 		Record string `json:"record"`
 		Expr   string `json:"expr"`

@@ -46,7 +46,7 @@ var commands = map[string]struct {
 }{
 	"update-idents":           {about: "re-attribute changes to the config's idents (of one workspace, or of all)"},
 	"wipe-crawler-data":       {workspace: true, crawler: true, about: "delete a crawler's changes, task data, events and crawl state; run it while the crawler is still in the config (the janitor reads its prefix there)"},
-	"set-crawler-commit-date": {workspace: true, crawler: true, date: true, about: "move a crawler's commit date, from which it crawls again (update_since is read only for what it never crawled)"},
+	"set-crawler-commit-date": {workspace: true, crawler: true, date: true, about: "move the commit date of the entities a crawler's config names (its repositories, organization, users), from which it crawls them again (update_since is read only for what it never crawled)"},
 }
 
 // Options of one janitor Job.
@@ -139,7 +139,7 @@ func Render(o Options, objects []byte) ([]byte, error) {
 	}
 	pod := api.Spec.Template.Spec
 	if api.Namespace == "" || len(pod.Containers) == 0 || len(pod.Volumes) == 0 || pod.Volumes[0].ConfigMap == nil {
-		return nil, fmt.Errorf("Deployment %s is not one the hook made, as kubectl get prints it: no namespace, no container or no config volume", api.Name)
+		return nil, fmt.Errorf("the Deployment %s is not one the hook made, as kubectl get prints it: no namespace, no container or no config volume", api.Name)
 	}
 	mounted := pod.Volumes[0].ConfigMap.Name
 	cm := configs[mounted]

@@ -54,13 +54,21 @@
 //     "every status written" next to it is Metacontroller's own cost; step
 //     6's floor leaves out the Monocles and their statuses.
 //
-// kube-controller-manager is not started: its controllers would create Pods
-// and ReplicaSets and write the children's status, which is load and
-// rewrites of their own, not Metacontroller's or the hook's.
+// As in a cluster (-as-in-a-cluster, the default): Metacontroller runs as a
+// ServiceAccount (its chart's ClusterRole, all verbs on all resources),
+// with a token from the TokenRequest API, so API Priority and Fairness
+// queues its requests as any ServiceAccount's (the service-accounts
+// FlowSchema); and kube-controller-manager runs its default controllers,
+// which make ReplicaSets, Pods and claims and write the children's status.
+// Those status writes are not rewrites: the quiet window counts content
+// writes (anything but status, resourceVersion, generation and
+// managedFields). With -as-in-a-cluster=false, Metacontroller is a
+// system:masters user (exempt from APF, as the floor's clients are) and no
+// kube-controller-manager runs, as the earlier figures were measured.
 //
-// Every client, Metacontroller's included, is a system:masters user, so API
-// Priority and Fairness exempts all of them alike: the floor and
-// Metacontroller meet the same API server.
+// -floors=false skips steps 6 and 7 (sizing runs: Metacontroller's memory
+// and CPU, not its time against the floor). -mc-env adds environment
+// variables to Metacontroller's (GOMEMLIMIT=200MiB).
 //
 // Only 127.0.0.1 is ever contacted. The exit status is 1 when a run could
 // not be set up or did not converge within -timeout; a missed target is
@@ -71,6 +79,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -130,6 +140,9 @@ type options struct {
 	settleMax      time.Duration
 	timeout        time.Duration
 	workdir        string
+	asInACluster   bool     // a ServiceAccount's token, and kube-controller-manager
+	floors         bool     // steps 6 and 7
+	mcEnv          []string // Metacontroller's extra environment
 }
 
 func main() {
@@ -157,8 +170,13 @@ func mainErr() error {
 	flag.DurationVar(&o.quiet, "quiet", 30*time.Second, "the quiet window after settling, in which no object should be written")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up on a run that has not converged after this long")
 	flag.StringVar(&o.workdir, "workdir", "", "where the processes' logs go (default: a new temporary folder)")
+	flag.BoolVar(&o.asInACluster, "as-in-a-cluster", true, "Metacontroller as a ServiceAccount (APF applies) and kube-controller-manager running; false: a system:masters user, no controller manager")
+	flag.BoolVar(&o.floors, "floors", true, "measure the floors (steps 6 and 7); false for sizing runs")
+	var mcEnv string
+	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
 	flag.Parse()
 	o.mcFlags = strings.Fields(mcFlags)
+	o.mcEnv = strings.Fields(mcEnv)
 	o.crds = strings.Split(crds, ",")
 
 	// Never a silent pass: no Metacontroller, no benchmark.
@@ -190,8 +208,11 @@ func mainErr() error {
 	if flags == "" {
 		flags = "(defaults)"
 	}
-	fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s; logs in %s\n",
-		o.monocles, o.namespaces, o.runs, flags, o.workdir)
+	if len(o.mcEnv) > 0 {
+		flags = strings.Join(o.mcEnv, " ") + " " + flags
+	}
+	fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, as in a cluster %v; logs in %s\n",
+		o.monocles, o.namespaces, o.runs, flags, o.asInACluster, o.workdir)
 	// Interrupted, a run stops its processes and control planes: envtest's
 	// etcd and kube-apiserver would outlive this program otherwise.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -205,7 +226,11 @@ func mainErr() error {
 		fmt.Printf("run %d: %s\n", i, r)
 		results = append(results, r)
 	}
-	summarize(o, flags, results)
+	if o.floors {
+		summarize(o, flags, results)
+	} else {
+		summarizeSizing(o, flags, results)
+	}
 	return nil
 }
 
@@ -232,6 +257,10 @@ type result struct {
 	jobFloor          time.Duration            // the Monocles, their children and their statuses, written directly
 	jobFloorCPU       map[string]time.Duration // CPU time writing them
 	mcRequests        map[string]float64       // Metacontroller's API requests by method until every status was written
+	mcHeap            float64                  // Metacontroller's go_memstats_heap_inuse_bytes after the quiet window
+	mcLogConverging   int64                    // bytes Metacontroller logged until settled
+	mcLogQuiet        int64                    // ... in the quiet window
+	statusWrites      int                      // children whose resourceVersion moved in the quiet window, content unchanged
 }
 
 // total is the CPU time of every process measured.
@@ -247,14 +276,15 @@ func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
 		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller's API requests converging %v; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s; "+
-		"job floor %.1f s (status %.2fx it), its CPU %s",
+		"job floor %.1f s (status %.2fx it), its CPU %s; Metacontroller's heap in use %.0f MiB, its log %d KiB converging and %d KiB quiet; status-only writes in the quiet window %d",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
 		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcRequests, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU),
-		r.jobFloor.Seconds(), r.status.Seconds()/r.jobFloor.Seconds(), formatCPU(r.jobFloorCPU))
+		r.jobFloor.Seconds(), r.status.Seconds()/r.jobFloor.Seconds(), formatCPU(r.jobFloorCPU),
+		r.mcHeap/(1<<20), r.mcLogConverging>>10, r.mcLogQuiet>>10, r.statusWrites)
 }
 
-var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd"}
+var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd", "kube-controller-manager"}
 
 // self names this program's own CPU time: its clients and its watches.
 const self = "converge"
@@ -321,7 +351,7 @@ func runOnce(ctx context.Context, o options, run int) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	hook, err := startProcess(filepath.Join(dir, "hook.log"), o.hook, "--listen", hookAddr)
+	hook, err := startProcess(filepath.Join(dir, "hook.log"), o.hook, nil, "--listen", hookAddr)
 	if err != nil {
 		return res, err
 	}
@@ -333,6 +363,9 @@ func runOnce(ctx context.Context, o options, run int) (res result, err error) {
 
 	if err := converge(ctx, o, run, dir, hook, hookURL, &res); err != nil {
 		return res, err
+	}
+	if !o.floors {
+		return res, nil
 	}
 	if res.floor, res.floorCPU, err = writeDirectly(ctx, o, run, hookURL, false); err != nil {
 		return res, fmt.Errorf("the floor: %w", err)
@@ -484,9 +517,21 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 
 	// 1. Metacontroller, on loopback only, and a warm-up Monocle.
-	kubeconfig, err := adminKubeconfig(cp.env, dir)
+	kubeconfig, err := adminKubeconfig(cp.env, dir, "metacontroller")
+	if o.asInACluster {
+		kubeconfig, err = serviceAccountKubeconfig(ctx, cp, dir)
+	}
 	if err != nil {
 		return err
+	}
+	extra := map[string]int{"monocle-hook": hook.cmd.Process.Pid}
+	if o.asInACluster {
+		kcm, err := startControllerManager(cp, dir)
+		if err != nil {
+			return err
+		}
+		defer kcm.stop()
+		extra["kube-controller-manager"] = kcm.cmd.Process.Pid
 	}
 	metricsAddr, err := freeLoopbackAddress()
 	if err != nil {
@@ -506,7 +551,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		"--health-probe-bind-address="+healthAddr,
 		"--pprof-address=0",
 	)
-	mc, err := startProcess(mcLog, o.metacontroller, mcArgs...)
+	mc, err := startProcess(mcLog, o.metacontroller, o.mcEnv, mcArgs...)
 	if err != nil {
 		return err
 	}
@@ -523,7 +568,8 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 
 	// 2. Convergence.
-	procs := processes(map[string]int{"monocle-hook": hook.cmd.Process.Pid, "metacontroller": mc.cmd.Process.Pid})
+	extra["metacontroller"] = mc.cmd.Process.Pid
+	procs := processes(extra)
 	cpuBefore := cpuTimes(procs)
 	requestsBefore, err := clientRequests(ctx, hookClient, "http://"+metricsAddr+"/metrics")
 	if err != nil {
@@ -537,6 +583,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if err != nil {
 		return err
 	}
+	logBefore := fileSize(mcLog)
 	start := time.Now()
 	if err := parallel(ctx, o.clients, o.monocles, func(ctx context.Context, i int) error {
 		m := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", convergePrefix, i%o.namespaces), monocleName(i))
@@ -584,6 +631,8 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	res.syncsConverging = syncsSettled - syncsBefore
 	res.hookSeconds = secondsSettled - secondsBefore
 	res.updatesConverging = updatesSettled - updatesBefore
+	logSettled := fileSize(mcLog)
+	res.mcLogConverging = logSettled - logBefore
 
 	// The listing: every Monocle has every child, as the watches said.
 	before, err := snapshot(ctx, dyn, o, cp.parentGVR, cp.childGVRs, res.perMonocle)
@@ -606,6 +655,11 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	rewritten := append(changed(before.parents, after.parents), changed(before.children, after.children)...)
 	res.rewrittenParents = len(changed(before.parents, after.parents))
 	res.rewrittenChildren = len(rewritten) - res.rewrittenParents
+	res.statusWrites = statusOnly(before.children, after.children)
+	res.mcLogQuiet = fileSize(mcLog) - logSettled
+	if res.mcHeap, err = metricValue(ctx, hookClient, "http://"+metricsAddr+"/metrics", "go_memstats_heap_inuse_bytes"); err != nil {
+		return err
+	}
 	if len(rewritten) > 0 {
 		fmt.Fprintf(os.Stderr, "converge: run %d: written in the quiet window: %s\n", run, strings.Join(rewritten[:min(len(rewritten), 10)], ", "))
 	}
@@ -766,8 +820,8 @@ func freeLoopbackAddress() (string, error) {
 
 // adminKubeconfig writes a kubeconfig for a system:masters user of env's
 // API server, which listens on 127.0.0.1.
-func adminKubeconfig(env *envtest.Environment, dir string) (string, error) {
-	user, err := env.AddUser(envtest.User{Name: "metacontroller", Groups: []string{"system:masters"}}, nil)
+func adminKubeconfig(env *envtest.Environment, dir, name string) (string, error) {
+	user, err := env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -775,7 +829,7 @@ func adminKubeconfig(env *envtest.Environment, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "kubeconfig")
+	path := filepath.Join(dir, name+".kubeconfig")
 	return path, os.WriteFile(path, kc, 0o600)
 }
 
@@ -1112,7 +1166,22 @@ func waitFor(ctx context.Context, mc *process, timeout time.Duration, ready func
 // objects maps UIDs to what was listed.
 type objects map[types.UID]listed
 
-type listed struct{ resourceVersion, what string }
+// listed is an object as listed: content is a hash of it without what
+// another writer than Metacontroller may move (status, written by the
+// workload controllers) and what every write moves (resourceVersion,
+// generation, managedFields).
+type listed struct{ resourceVersion, content, what string }
+
+func contentOf(o *unstructured.Unstructured) string {
+	c := o.DeepCopy()
+	delete(c.Object, "status")
+	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	b, _ := json.Marshal(c.Object)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
 
 type state struct{ parents, children objects }
 
@@ -1128,7 +1197,7 @@ func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR s
 			return s, err
 		}
 		for _, p := range list.Items {
-			s.parents[p.GetUID()] = listed{p.GetResourceVersion(), "Monocle " + ns + "/" + p.GetName()}
+			s.parents[p.GetUID()] = listed{p.GetResourceVersion(), contentOf(&p), "Monocle " + ns + "/" + p.GetName()}
 		}
 		for _, gvr := range childGVRs {
 			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -1136,7 +1205,7 @@ func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR s
 				return s, err
 			}
 			for _, c := range list.Items {
-				s.children[c.GetUID()] = listed{c.GetResourceVersion(), c.GetKind() + " " + ns + "/" + c.GetName()}
+				s.children[c.GetUID()] = listed{c.GetResourceVersion(), contentOf(&c), c.GetKind() + " " + ns + "/" + c.GetName()}
 				if owner := metav1.GetControllerOfNoCopy(&c); owner != nil {
 					perParent[ns+"/"+owner.Name]++
 				}
@@ -1156,11 +1225,13 @@ func snapshot(ctx context.Context, dyn dynamic.Interface, o options, parentGVR s
 }
 
 // changed names the objects of before that are gone or have another
-// resourceVersion in after, and those new in after.
+// content in after (a Monocle: another resourceVersion: its status is the
+// hook's), and those new in after.
 func changed(before, after objects) []string {
 	var names []string
 	for uid, b := range before {
-		if a, ok := after[uid]; !ok || a.resourceVersion != b.resourceVersion {
+		a, ok := after[uid]
+		if !ok || a.content != b.content || strings.HasPrefix(b.what, "Monocle ") && a.resourceVersion != b.resourceVersion {
 			names = append(names, b.what)
 		}
 	}
@@ -1171,6 +1242,49 @@ func changed(before, after objects) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// statusOnly counts the objects written with their content unchanged:
+// status writes (kube-controller-manager's).
+func statusOnly(before, after objects) int {
+	n := 0
+	for uid, b := range before {
+		if a, ok := after[uid]; ok && a.content == b.content && a.resourceVersion != b.resourceVersion {
+			n++
+		}
+	}
+	return n
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// metricValue reads one unlabelled sample from a Prometheus text page.
+func metricValue(ctx context.Context, client *http.Client, url, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s: no %s", url, name)
 }
 
 // countLog counts Metacontroller's in-place updates, creates and error
@@ -1282,7 +1396,7 @@ type process struct {
 	err     error // set before done is closed
 }
 
-func startProcess(logPath, bin string, args ...string) (*process, error) {
+func startProcess(logPath, bin string, env []string, args ...string) (*process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -1291,7 +1405,7 @@ func startProcess(logPath, bin string, args ...string) (*process, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Only what the process needs: no KUBECONFIG or proxy of the caller's
 	// can send it anywhere but the flags' loopback addresses.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	// Dies with this program, even on SIGKILL.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

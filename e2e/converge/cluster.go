@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+)
+
+// What a cluster has that envtest does not: Metacontroller's identity as its
+// chart makes it, and kube-controller-manager.
+
+// serviceAccountKubeconfig makes Metacontroller's ServiceAccount, bound to
+// the ClusterRole its chart (metacontroller-helm 4.17.2) makes, all verbs on
+// all resources, and writes a kubeconfig with a token of it from the
+// TokenRequest API: a ServiceAccount's requests go through API Priority and
+// Fairness (FlowSchema service-accounts, priority level workload-low), where
+// a system:masters user's are exempt.
+func serviceAccountKubeconfig(ctx context.Context, cp *controlPlane, dir string) (string, error) {
+	client, err := kubernetes.NewForConfig(cp.env.Config)
+	if err != nil {
+		return "", err
+	}
+	const ns, name = "metacontroller", "metacontroller"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	if _, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	if _, err := client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: name}}}
+	if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	token, err := client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(24 * 3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("a token for %s/%s: %w", ns, name, err)
+	}
+	config := clientcmdapi.NewConfig()
+	config.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cp.env.Config.Host, CertificateAuthorityData: cp.env.Config.CAData}
+	config.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	config.Contexts["default"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: name}
+	config.CurrentContext = "default"
+	path := filepath.Join(dir, "metacontroller-serviceaccount.kubeconfig")
+	return path, clientcmd.WriteToFile(*config, path)
+}
+
+// startControllerManager runs kube-controller-manager's default controllers
+// (Deployments make ReplicaSets and Pods, StatefulSets Pods and claims, the
+// garbage collector, ...), which write the children's status as in a
+// cluster. No node runs a Pod: they stay Pending.
+func startControllerManager(cp *controlPlane, dir string) (*process, error) {
+	kubeconfig, err := adminKubeconfig(cp.env, dir, "system:kube-controller-manager")
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProcess(filepath.Join(dir, "kube-controller-manager.log"), filepath.Join(cp.env.BinaryAssetsDirectory, "kube-controller-manager"), nil,
+		"--kubeconfig="+kubeconfig,
+		"--use-service-account-credentials=false",
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--service-account-private-key-file="+filepath.Join(cp.env.ControlPlane.APIServer.CertDir, "sa-signer.key"),
+	)
+	if err != nil {
+		return nil, err
+	}
+	// Its caches sync in a few seconds; nothing waits on it before then.
+	time.Sleep(time.Second)
+	select {
+	case <-p.done:
+		out, _ := os.ReadFile(p.logPath)
+		return nil, fmt.Errorf("kube-controller-manager exited: %v\n%s", p.err, out)
+	default:
+	}
+	return p, nil
+}
+
+// summarizeSizing prints what sizing runs measure: Metacontroller's memory,
+// heap, CPU and log, and that nothing but status was written afterwards.
+func summarizeSizing(o options, flags string, results []result) {
+	med := func(f func(result) float64) float64 {
+		v := make([]float64, len(results))
+		for i, r := range results {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	mib := func(name string) float64 {
+		return med(func(r result) float64 { return float64(r.hwm[name]) / (1 << 20) })
+	}
+	cpu := func(name string) float64 {
+		return med(func(r result) float64 { return r.cpu[name].Seconds() })
+	}
+	rewrites, statusWrites := 0, 0
+	for _, r := range results {
+		rewrites = max(rewrites, r.rewrittenChildren+r.rewrittenParents)
+		statusWrites = max(statusWrites, r.statusWrites)
+	}
+	var runs []string
+	for _, r := range results {
+		runs = append(runs, fmt.Sprintf("%.0f", float64(r.hwm["metacontroller"])/(1<<20)))
+	}
+	fmt.Printf("\nmedian of %d runs, %d Monocles in %d namespaces, as in a cluster %v, Metacontroller %s:\n", len(results), o.monocles, o.namespaces, o.asInACluster, flags)
+	fmt.Printf("| Metacontroller | N | children s | status s | Metacontroller VmHWM MiB (runs) | its heap in use MiB | hook VmHWM MiB | CPU s: Metacontroller, hook, kube-apiserver | log KiB converging, quiet %s | content rewrites (quiet) | status-only writes (quiet) |\n", o.quiet)
+	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.0f (%s) | %.0f | %.0f | %.1f, %.1f, %.1f | %.0f, %.1f | %d | %d |\n",
+		flags, o.monocles,
+		med(func(r result) float64 { return r.children.Seconds() }), med(func(r result) float64 { return r.status.Seconds() }),
+		mib("metacontroller"), strings.Join(runs, ", "), med(func(r result) float64 { return r.mcHeap / (1 << 20) }), mib("monocle-hook"),
+		cpu("metacontroller"), cpu("monocle-hook"), cpu("kube-apiserver"),
+		med(func(r result) float64 { return float64(r.mcLogConverging) / 1024 }), med(func(r result) float64 { return float64(r.mcLogQuiet) / 1024 }),
+		rewrites, statusWrites)
+}

@@ -96,7 +96,7 @@ func chartValueSets(t *testing.T) []chartValueSet {
 	}
 	full := filepath.Join(chartDir, "ci", "full-values.yaml")
 	monitoring := map[string]any{"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true},
-		"monoclePodMonitor": map[string]any{"enabled": true}}
+		"monoclePodMonitor": map[string]any{"enabled": true}, "metacontrollerServiceMonitor": map[string]any{"enabled": true}}
 	return append(sets,
 		// No PodDisruptionBudget: with one replica it would block drains.
 		chartValueSet{name: "one-replica", overrides: map[string]any{"replicaCount": 1}},
@@ -386,6 +386,7 @@ func TestChartFullValues(t *testing.T) {
 		"serviceMonitor.enabled",
 		"prometheusRule.enabled",
 		"monoclePodMonitor.enabled",
+		"metacontrollerServiceMonitor.enabled",
 		// Left on so that minAvailable is checked; off is the no-pdb set.
 		"podDisruptionBudget.enabled",
 		// Left on so that the real installs are checked as a user's;
@@ -531,6 +532,9 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 	if valGet(v, "monoclePodMonitor.enabled") == true && served(apiPodMonitor) {
 		wantKinds = append(wantKinds, "PodMonitor")
 	}
+	if valGet(v, "metacontrollerServiceMonitor.enabled") == true && served(apiServiceMonitor) {
+		wantKinds = append(wantKinds, "ServiceMonitor")
+	}
 	if valGet(v, "networkPolicy.enabled") == true {
 		wantKinds = append(wantKinds, "NetworkPolicy")
 	}
@@ -577,6 +581,11 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 			wantName = saName
 		case "ConfigMap": // the dashboard, where Grafana's sidecar looks
 			wantNS, wantName = cmp.Or(valStr(v, "grafanaDashboard.namespace"), ns), name+"-dashboard"
+		case "ServiceMonitor":
+			if strings.HasSuffix(o.GetName(), "-metacontroller") {
+				wantName = name + "-metacontroller"
+				checkMetacontrollerServiceMonitor(t, o, v)
+			}
 		}
 		if o.GetName() != wantName {
 			t.Errorf("%s is named %q, want %q", o.GetKind(), o.GetName(), wantName)
@@ -761,7 +770,7 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		}
 	}
 
-	if sm := chartObject(objs, "ServiceMonitor"); sm != nil {
+	if sm := chartObjectNamed(objs, "ServiceMonitor", name); sm != nil {
 		if sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
 			t.Errorf("ServiceMonitor apiVersion %s", sm.GetAPIVersion())
 		}
@@ -1142,6 +1151,60 @@ func chartKinds(objs []*unstructured.Unstructured) []string {
 	}
 	sort.Strings(kinds)
 	return kinds
+}
+
+func chartObjectNamed(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// checkMetacontrollerServiceMonitor: it scrapes the port the Service of
+// metacontroller/metacontroller-values.yaml names, in the namespace and by
+// the name label Metacontroller's chart gives its Service.
+func checkMetacontrollerServiceMonitor(t *testing.T, sm *unstructured.Unstructured, v map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile("../metacontroller/metacontroller-values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type servicePort struct {
+		Name       string
+		Port       int
+		TargetPort int `json:"targetPort"`
+	}
+	var mcValues struct {
+		Service struct {
+			Enabled bool
+			Ports   []servicePort
+		}
+		CommandArgs []string `json:"commandArgs"`
+	}
+	if err := yaml.Unmarshal(b, &mcValues); err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Selector          metav1.LabelSelector
+		NamespaceSelector struct{ MatchNames []string }
+		Endpoints         []struct{ Port, Path string }
+	}
+	viaJSON(t, sm.Object["spec"], &spec)
+	if len(spec.Endpoints) != 1 || spec.Endpoints[0].Path != "/metrics" ||
+		!mcValues.Service.Enabled || !slices.ContainsFunc(mcValues.Service.Ports, func(p servicePort) bool {
+		return p.Name == spec.Endpoints[0].Port && p.TargetPort == 9999 // Metacontroller's --metrics-address default
+	}) {
+		t.Errorf("Metacontroller's ServiceMonitor scrapes %+v; the values file's Service: %+v", spec.Endpoints, mcValues.Service)
+	}
+	if slices.ContainsFunc(mcValues.CommandArgs, func(a string) bool { return strings.HasPrefix(a, "--metrics-address") }) {
+		t.Error("the values file moves --metrics-address: the Service's targetPort must follow")
+	}
+	if spec.Selector.MatchLabels["app.kubernetes.io/name"] != valStr(v, "metacontrollerServiceMonitor.name") ||
+		!slices.Equal(spec.NamespaceSelector.MatchNames, []string{valStr(v, "metacontrollerServiceMonitor.namespace")}) {
+		t.Errorf("Metacontroller's ServiceMonitor selects %v in %v", spec.Selector, spec.NamespaceSelector)
+	}
 }
 
 func chartObject(objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {

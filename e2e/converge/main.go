@@ -173,6 +173,8 @@ func mainErr() error {
 	flag.BoolVar(&o.asInACluster, "as-in-a-cluster", true, "Metacontroller as a ServiceAccount (APF applies) and kube-controller-manager running; false: a system:masters user, no controller manager")
 	flag.BoolVar(&o.floors, "floors", true, "measure the floors (steps 6 and 7); false for sizing runs")
 	var mcEnv string
+	var switchOnly bool
+	flag.BoolVar(&switchOnly, "prove-switch", false, "instead of measuring: switch a running install from dynamic apply to server-side apply, and say whether it is safe (switch.go)")
 	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
 	flag.Parse()
 	o.mcFlags = strings.Fields(mcFlags)
@@ -217,6 +219,9 @@ func mainErr() error {
 	// etcd and kube-apiserver would outlive this program otherwise.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if switchOnly {
+		return proveSwitch(ctx, o)
+	}
 	var results []result
 	for i := 1; i <= o.runs; i++ {
 		r, err := runOnce(ctx, o, i)

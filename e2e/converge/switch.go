@@ -202,6 +202,16 @@ func proveSwitch(ctx context.Context, o options) error {
 		}
 	}
 	slices.Sort(kept)
+	applied, updated := 0, 0
+	for _, c := range after {
+		if c.applied {
+			applied++
+		}
+		if c.updated {
+			updated++
+		}
+	}
+	fmt.Printf("switch: managedFields of the %d children: %d with Metacontroller's Apply entry, %d still with its Update entry (dynamic apply's writes, not migrated)\n", len(after), applied, updated)
 	fmt.Printf("switch: the zone key dropped from the Monocles: removed from %d workloads, kept in %d\n", len(removed), len(kept))
 	if len(kept) > 0 {
 		fmt.Printf("switch: kept in %s\n", strings.Join(kept[:min(10, len(kept))], ", "))
@@ -217,6 +227,9 @@ type child struct {
 	what, kind, rv string
 	body           string         // a hash of everything but metadata and status
 	nodeSelector   map[string]any // a workload's pod template's; nil for others
+	// Its managedFields entries for Metacontroller: an Apply one (server-side
+	// apply) and an Update one (dynamic apply's writes).
+	applied, updated bool
 }
 
 func listChildren(ctx context.Context, cp *controlPlane, o options) (map[types.UID]child, error) {
@@ -235,6 +248,12 @@ func listChildren(ctx context.Context, cp *controlPlane, o options) (map[types.U
 				b, _ := json.Marshal(body)
 				sum := sha256.Sum256(b)
 				ch := child{what: c.GetKind() + " " + ns + "/" + c.GetName(), kind: c.GetKind(), rv: c.GetResourceVersion(), body: hex.EncodeToString(sum[:8])}
+				for _, m := range c.GetManagedFields() {
+					if m.Manager == "metacontroller" {
+						ch.applied = ch.applied || m.Operation == metav1.ManagedFieldsOperationApply
+						ch.updated = ch.updated || m.Operation == metav1.ManagedFieldsOperationUpdate
+					}
+				}
 				if c.GetKind() == "Deployment" || c.GetKind() == "StatefulSet" {
 					sel, _, _ := unstructured.NestedMap(c.Object, "spec", "template", "spec", "nodeSelector")
 					if sel == nil {

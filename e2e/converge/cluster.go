@@ -122,15 +122,15 @@ func summarizeSizing(o options, flags string, results []result) {
 	}
 	var runs []string
 	for _, r := range results {
-		runs = append(runs, fmt.Sprintf("%.0f", float64(r.hwm["metacontroller"])/(1<<20)))
+		runs = append(runs, fmt.Sprintf("%.0f", float64(r.hwm[o.controllerName()])/(1<<20)))
 	}
-	fmt.Printf("\nmedian of %d runs, %d Monocles in %d namespaces, as in a cluster %v, Metacontroller %s:\n", len(results), o.monocles, o.namespaces, o.asInACluster, flags)
-	fmt.Printf("| Metacontroller | N | children s | status s | Metacontroller VmHWM MiB (runs) | its heap in use MiB | hook VmHWM MiB | CPU s: Metacontroller, hook, kube-apiserver | log KiB converging, quiet %s | content rewrites (quiet) | status-only writes (quiet) |\n", o.quiet)
+	fmt.Printf("\nmedian of %d runs, %d Monocles in %d namespaces, as in a cluster %v, %s %s:\n", len(results), o.monocles, o.namespaces, o.asInACluster, o.controllerName(), flags)
+	fmt.Printf("| controller | N | children s | status s | its VmHWM MiB (runs) | its heap in use MiB | hook VmHWM MiB | CPU s: controller, hook, kube-apiserver | log KiB converging, quiet %s | content rewrites (quiet) | status-only writes (quiet) |\n", o.quiet)
 	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.0f (%s) | %.0f | %.0f | %.1f, %.1f, %.1f | %.0f, %.1f | %d | %d |\n",
 		flags, o.monocles,
 		med(func(r result) float64 { return r.children.Seconds() }), med(func(r result) float64 { return r.status.Seconds() }),
-		mib("metacontroller"), strings.Join(runs, ", "), med(func(r result) float64 { return r.mcHeap / (1 << 20) }), mib("monocle-hook"),
-		cpu("metacontroller"), cpu("monocle-hook"), cpu("kube-apiserver"),
+		mib(o.controllerName()), strings.Join(runs, ", "), med(func(r result) float64 { return r.mcHeap / (1 << 20) }), mib("monocle-hook"),
+		cpu(o.controllerName()), cpu("monocle-hook"), cpu("kube-apiserver"),
 		med(func(r result) float64 { return float64(r.mcLogConverging) / 1024 }), med(func(r result) float64 { return float64(r.mcLogQuiet) / 1024 }),
 		rewrites, statusWrites)
 }

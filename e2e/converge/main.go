@@ -143,6 +143,16 @@ type options struct {
 	asInACluster   bool     // a ServiceAccount's token, and kube-controller-manager
 	floors         bool     // steps 6 and 7
 	mcEnv          []string // Metacontroller's extra environment
+	seed           string   // the seed's operator, measured instead of Metacontroller (seed.go)
+}
+
+// controllerName is the process measured: Metacontroller, or the seed's
+// operator in its place.
+func (o options) controllerName() string {
+	if o.seed != "" {
+		return seedName
+	}
+	return "metacontroller"
 }
 
 func main() {
@@ -174,6 +184,7 @@ func mainErr() error {
 	flag.BoolVar(&o.floors, "floors", true, "measure the floors (steps 6 and 7); false for sizing runs")
 	var mcEnv string
 	var switchOnly bool
+	flag.StringVar(&o.seed, "seed", "", "the seed's controller-runtime operator (change-metrics/monocle-operator, built outside the repo), measured in Metacontroller's place with its own CRD (-crds)")
 	flag.BoolVar(&switchOnly, "prove-switch", false, "instead of measuring: switch a running install from dynamic apply to server-side apply, and say whether it is safe (switch.go)")
 	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
 	flag.Parse()
@@ -182,6 +193,9 @@ func mainErr() error {
 	o.crds = strings.Split(crds, ",")
 
 	// Never a silent pass: no Metacontroller, no benchmark.
+	if o.seed != "" {
+		o.metacontroller = o.seed
+	}
 	if o.metacontroller == "" {
 		return errors.New("no Metacontroller binary: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source as the README's Install step 1 says)")
 	}
@@ -289,7 +303,7 @@ func (r result) String() string {
 		r.mcHeap/(1<<20), r.mcLogConverging>>10, r.mcLogQuiet>>10, r.statusWrites)
 }
 
-var processNames = []string{"monocle-hook", "metacontroller", "kube-apiserver", "etcd", "kube-controller-manager"}
+var processNames = []string{"monocle-hook", "metacontroller", seedName, "kube-apiserver", "etcd", "kube-controller-manager"}
 
 // self names this program's own CPU time: its clients and its watches.
 const self = "converge"
@@ -501,22 +515,28 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	dyn := cp.dyn
 
 	// The CompositeController, calling the local hook.
-	ccGVR := schema.GroupVersionResource{Group: "metacontroller.k8s.io", Version: "v1alpha1", Resource: "compositecontrollers"}
-	if _, err := dyn.Resource(ccGVR).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the CompositeController: %w", err)
-	}
-
-	// How many children a Monocle has: what the hook answers for a new one.
 	hookClient := &http.Client{Timeout: 10 * time.Second}
-	probe := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "probe")
-	children, _, err := askHook(ctx, hookClient, hookURL+"/sync", probe)
-	if err != nil {
-		return err
+	if o.seed == "" {
+		ccGVR := schema.GroupVersionResource{Group: "metacontroller.k8s.io", Version: "v1alpha1", Resource: "compositecontrollers"}
+		if _, err := dyn.Resource(ccGVR).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating the CompositeController: %w", err)
+		}
+		// How many children a Monocle has: what the hook answers for a new one.
+		probe := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "probe")
+		children, _, err := askHook(ctx, hookClient, hookURL+"/sync", probe)
+		if err != nil {
+			return err
+		}
+		res.perMonocle = len(children)
+	} else {
+		res.perMonocle = seedChildren
 	}
-	res.perMonocle = len(children)
 
 	// Watches on every namespace, from now to the end.
 	tr := newTracker(o.monocles, res.perMonocle)
+	if o.seed != "" {
+		tr.statusWritten = seedStatusWritten
+	}
 	if err := cp.watch(ctx, tr); err != nil {
 		return err
 	}
@@ -556,6 +576,9 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		"--health-probe-bind-address="+healthAddr,
 		"--pprof-address=0",
 	)
+	if o.seed != "" {
+		mcArgs = append(slices.Clone(o.mcFlags), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+healthAddr)
+	}
 	mc, err := startProcess(mcLog, o.metacontroller, o.mcEnv, mcArgs...)
 	if err != nil {
 		return err
@@ -565,6 +588,9 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		return fmt.Errorf("starting metacontroller: %w", err)
 	}
 	warmup := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "warmup")
+	if o.seed != "" {
+		warmup.Object["spec"] = seedSpec()
+	}
 	if _, err := dyn.Resource(cp.parentGVR).Namespace(warmupNS).Create(ctx, warmup, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -573,7 +599,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 
 	// 2. Convergence.
-	extra["metacontroller"] = mc.cmd.Process.Pid
+	extra[o.controllerName()] = mc.cmd.Process.Pid
 	procs := processes(extra)
 	cpuBefore := cpuTimes(procs)
 	requestsBefore, err := clientRequests(ctx, hookClient, "http://"+metricsAddr+"/metrics")
@@ -592,6 +618,9 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	start := time.Now()
 	if err := parallel(ctx, o.clients, o.monocles, func(ctx context.Context, i int) error {
 		m := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", convergePrefix, i%o.namespaces), monocleName(i))
+		if o.seed != "" {
+			m.Object["spec"] = seedSpec()
+		}
 		_, err := dyn.Resource(cp.parentGVR).Namespace(m.GetNamespace()).Create(ctx, m, metav1.CreateOptions{})
 		return err
 	}); err != nil {
@@ -1011,6 +1040,9 @@ func parallel(ctx context.Context, workers, n int, do func(context.Context, int)
 // test has and whether its status was written.
 type tracker struct {
 	monocles, perMonocle int
+	// statusWritten tells a Monocle whose status is written for its
+	// generation; nil: status.observedGeneration, as the hook writes it.
+	statusWritten func(*unstructured.Unstructured) bool
 
 	mu                         sync.Mutex
 	children                   map[string]map[string]bool // Monocle namespace/name -> resource/name of its children
@@ -1086,8 +1118,11 @@ func (t *tracker) parentSeen(obj any) {
 		return
 	}
 	t.written(obj)
-	observed, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	if !found || observed != u.GetGeneration() {
+	if t.statusWritten != nil {
+		if !t.statusWritten(u) {
+			return
+		}
+	} else if observed, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); !found || observed != u.GetGeneration() {
 		return
 	}
 	t.mu.Lock()

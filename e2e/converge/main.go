@@ -695,7 +695,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		return err
 	}
 	if len(rewritten) > 0 {
-		fmt.Fprintf(os.Stderr, "converge: run %d: written in the quiet window: %s\n", run, strings.Join(rewritten[:min(len(rewritten), 10)], ", "))
+		fmt.Printf("converge: run %d: written in the quiet window: %s\n", run, strings.Join(rewritten[:min(len(rewritten), 10)], ", "))
 	}
 	syncsQuiet, _, err := hookSyncs(ctx, hookClient, hookURL+"/metrics")
 	if err != nil {
@@ -1218,6 +1218,9 @@ func contentOf(o *unstructured.Unstructured) string {
 	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
 	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
 	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	// The Deployment controller's own annotation, written once it first
+	// handles a Deployment: late at 1,000 Monocles.
+	unstructured.RemoveNestedField(c.Object, "metadata", "annotations", "deployment.kubernetes.io/revision")
 	b, _ := json.Marshal(c.Object)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])

@@ -120,6 +120,11 @@ MONOCLES   ?= 50
 NAMESPACES ?= 10
 RUNS       ?= 3
 MC_FLAGS   ?=
+# Metacontroller's environment (GOMEMLIMIT=200MiB), and more of converge's
+# flags (-floors=false for a sizing run, -as-in-a-cluster=false,
+# -prove-switch, -seed BIN -crds ...).
+MC_ENV         ?=
+CONVERGE_FLAGS ?=
 .PHONY: converge
 converge:
 	@if [ -z "$(METACONTROLLER)" ]; then \
@@ -129,7 +134,7 @@ converge:
 	$(MAKE) build
 	cd e2e && $(GO) build -o ../bin/converge ./converge
 	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -metacontroller "$(METACONTROLLER)" \
-		-mc-flags "$(MC_FLAGS)" -monocles $(MONOCLES) -namespaces $(NAMESPACES) -runs $(RUNS)
+		-mc-flags "$(MC_FLAGS)" -mc-env "$(MC_ENV)" -monocles $(MONOCLES) -namespaces $(NAMESPACES) -runs $(RUNS) $(CONVERGE_FLAGS)
 
 image:
 	rm -rf $(DIST)/bin

@@ -1221,6 +1221,9 @@ func contentOf(o *unstructured.Unstructured) string {
 	// The Deployment controller's own annotation, written once it first
 	// handles a Deployment: late at 1,000 Monocles.
 	unstructured.RemoveNestedField(c.Object, "metadata", "annotations", "deployment.kubernetes.io/revision")
+	if len(c.GetAnnotations()) == 0 {
+		unstructured.RemoveNestedField(c.Object, "metadata", "annotations") // added for it alone
+	}
 	b, _ := json.Marshal(c.Object)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])

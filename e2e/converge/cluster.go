@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -98,17 +97,7 @@ func startControllerManager(cp *controlPlane, dir string) (*process, error) {
 // summarizeSizing prints what sizing runs measure: Metacontroller's memory,
 // heap, CPU and log, and that nothing but status was written afterwards.
 func summarizeSizing(o options, flags string, results []result) {
-	med := func(f func(result) float64) float64 {
-		v := make([]float64, len(results))
-		for i, r := range results {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
+	med := func(f func(result) float64) float64 { return median(results, f) }
 	mib := func(name string) float64 {
 		return med(func(r result) float64 { return float64(r.hwm[name]) / (1 << 20) })
 	}

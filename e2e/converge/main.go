@@ -1563,18 +1563,21 @@ func cpuTimes(procs map[string]int) map[string]time.Duration {
 
 // summarize prints the medians of the runs, the targets, and a row for
 // BENCHMARKS.md's table.
-func summarize(o options, flags string, results []result) {
-	med := func(f func(result) float64) float64 {
-		v := make([]float64, len(results))
-		for i, r := range results {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+// median is the median of f over the runs.
+func median(results []result, f func(result) float64) float64 {
+	v := make([]float64, len(results))
+	for i, r := range results {
+		v[i] = f(r)
 	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func summarize(o options, flags string, results []result) {
+	med := func(f func(result) float64) float64 { return median(results, f) }
 	maxOf := func(f func(result) int) int {
 		m := 0
 		for _, r := range results {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
@@ -150,7 +151,7 @@ func Render(o Options, objects []byte) ([]byte, error) {
 		return nil, err
 	}
 	job := makeJob(o, api)
-	doc, err := manifest(job)
+	doc, err := restorejob.Manifest(job)
 	if err != nil {
 		return nil, err
 	}
@@ -346,26 +347,6 @@ func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 			},
 		},
 	}
-}
-
-// manifest is the Job as YAML without the fields a new object has empty.
-func manifest(job *batchv1.Job) ([]byte, error) {
-	b, err := json.Marshal(job)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	delete(m, "status")
-	delete(m["metadata"].(map[string]any), "creationTimestamp")
-	delete(m["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any), "creationTimestamp")
-	b, err = json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return yaml.JSONToYAML(b)
 }
 
 var header = template.Must(template.New("header").Parse(`# monocle janitor {{.o.Command}} for Monocle {{.o.Monocle}} in namespace {{.Namespace}}: {{.About}}.

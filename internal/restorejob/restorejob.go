@@ -95,7 +95,7 @@ func Render(o Options) ([]byte, error) {
 		return nil, err
 	}
 	job := makeJob(o)
-	doc, err := manifest(job)
+	doc, err := Manifest(job)
 	if err != nil {
 		return nil, err
 	}
@@ -219,9 +219,10 @@ func makeJob(o Options) *batchv1.Job {
 	}
 }
 
-// manifest is the Job as YAML without the fields a new object has empty
-// (creationTimestamp: null, status: {}).
-func manifest(job *batchv1.Job) ([]byte, error) {
+// Manifest is a Job as YAML without the fields a new object has empty
+// (creationTimestamp: null, status: {}): what restore-job and janitor-job
+// print.
+func Manifest(job *batchv1.Job) ([]byte, error) {
 	b, err := json.Marshal(job)
 	if err != nil {
 		return nil, err

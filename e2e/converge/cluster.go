@@ -21,6 +21,15 @@ import (
 // What a cluster has that envtest does not: Metacontroller's identity as its
 // chart makes it, and kube-controller-manager.
 
+// controllerKubeconfig is the measured controller's identity: a
+// ServiceAccount's as in a cluster, else a system:masters user's.
+func controllerKubeconfig(ctx context.Context, o options, cp *controlPlane, dir string) (string, error) {
+	if o.asInACluster {
+		return serviceAccountKubeconfig(ctx, cp, dir)
+	}
+	return adminKubeconfig(cp.env, dir, "metacontroller")
+}
+
 // serviceAccountKubeconfig makes Metacontroller's ServiceAccount, bound to
 // the ClusterRole its chart (metacontroller-helm 4.17.2) makes, all verbs on
 // all resources, and writes a kubeconfig with a token of it from the

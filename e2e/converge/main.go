@@ -542,10 +542,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 
 	// 1. Metacontroller, on loopback only, and a warm-up Monocle.
-	kubeconfig, err := adminKubeconfig(cp.env, dir, "metacontroller")
-	if o.asInACluster {
-		kubeconfig, err = serviceAccountKubeconfig(ctx, cp, dir)
-	}
+	kubeconfig, err := controllerKubeconfig(ctx, o, cp, dir)
 	if err != nil {
 		return err
 	}

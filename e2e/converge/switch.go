@@ -85,10 +85,7 @@ func proveSwitch(ctx context.Context, o options) error {
 	if err := cp.watch(ctx, tr); err != nil {
 		return err
 	}
-	kubeconfig, err := adminKubeconfig(cp.env, dir, "metacontroller")
-	if o.asInACluster {
-		kubeconfig, err = serviceAccountKubeconfig(ctx, cp, dir)
-	}
+	kubeconfig, err := controllerKubeconfig(ctx, o, cp, dir)
 	if err != nil {
 		return err
 	}

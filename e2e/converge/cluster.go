@@ -25,31 +25,38 @@ import (
 // ServiceAccount's as in a cluster, else a system:masters user's.
 func controllerKubeconfig(ctx context.Context, o options, cp *controlPlane, dir string) (string, error) {
 	if o.asInACluster {
-		return serviceAccountKubeconfig(ctx, cp, dir)
+		return serviceAccountKubeconfig(ctx, o, cp, dir)
 	}
 	return adminKubeconfig(cp.env, dir, "metacontroller")
 }
 
+// metacontrollerNS is the namespace of Metacontroller's ServiceAccount and
+// of its leader election's Lease, as the README installs it.
+const metacontrollerNS = "metacontroller"
+
 // serviceAccountKubeconfig makes Metacontroller's ServiceAccount, bound to
-// the ClusterRole its chart (metacontroller-helm 4.17.2) makes, all verbs on
-// all resources, and writes a kubeconfig with a token of it from the
+// the ClusterRole its chart (metacontroller-helm 4.17.2) makes from
+// clusterRole.rules (its default: all verbs on all resources), and writes a kubeconfig with a token of it from the
 // TokenRequest API: a ServiceAccount's requests go through API Priority and
 // Fairness (FlowSchema service-accounts, priority level workload-low), where
 // a system:masters user's are exempt.
-func serviceAccountKubeconfig(ctx context.Context, cp *controlPlane, dir string) (string, error) {
+func serviceAccountKubeconfig(ctx context.Context, o options, cp *controlPlane, dir string) (string, error) {
 	client, err := kubernetes.NewForConfig(cp.env.Config)
 	if err != nil {
 		return "", err
 	}
-	const ns, name = "metacontroller", "metacontroller"
+	const ns, name = metacontrollerNS, "metacontroller"
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}
 	if _, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	rules := o.clusterRole
+	if rules == nil {
+		rules = []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
 	if _, err := client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}
@@ -122,13 +129,29 @@ func summarizeSizing(o options, flags string, results []result) {
 	for _, r := range results {
 		runs = append(runs, fmt.Sprintf("%.0f", float64(r.hwm[o.controllerName()])/(1<<20)))
 	}
-	fmt.Printf("\nmedian of %d runs, %d Monocles in %d namespaces, as in a cluster %v, %s %s:\n", len(results), o.monocles, o.namespaces, o.asInACluster, o.controllerName(), flags)
-	fmt.Printf("| controller | N | children s | status s | its VmHWM MiB (runs) | its heap in use MiB | hook VmHWM MiB | CPU s: controller, hook, kube-apiserver | log KiB converging, quiet %s | content rewrites (quiet) | status-only writes (quiet) |\n", o.quiet)
-	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.0f (%s) | %.0f | %.0f | %.1f, %.1f, %.1f | %.0f, %.1f | %d | %d |\n",
+	maxOf := func(f func(result) int) int {
+		m := 0
+		for _, r := range results {
+			m = max(m, f(r))
+		}
+		return m
+	}
+	fmt.Printf("\nmedian of %d runs, %d Monocles in %d namespaces, as in a cluster %v, %s %s, %d replicas:\n", len(results), o.monocles, o.namespaces, o.asInACluster, o.controllerName(), flags, o.replicas)
+	fmt.Printf("| controller | N | children s | status s | its VmHWM MiB (runs) | its heap in use MiB | hook VmHWM MiB | CPU s: controller, hook, kube-apiserver | log KiB converging, quiet %s | content rewrites (quiet) | status-only writes (quiet) | children written after their create | forbidden lines |\n", o.quiet)
+	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.0f (%s) | %.0f | %.0f | %.1f, %.1f, %.1f | %.0f, %.1f | %d | %d | %d | %d |\n",
 		flags, o.monocles,
 		med(func(r result) float64 { return r.children.Seconds() }), med(func(r result) float64 { return r.status.Seconds() }),
 		mib(o.controllerName()), strings.Join(runs, ", "), med(func(r result) float64 { return r.mcHeap / (1 << 20) }), mib("monocle-hook"),
 		cpu(o.controllerName()), cpu("monocle-hook"), cpu("kube-apiserver"),
 		med(func(r result) float64 { return float64(r.mcLogConverging) / 1024 }), med(func(r result) float64 { return float64(r.mcLogQuiet) / 1024 }),
-		rewrites, statusWrites)
+		rewrites, statusWrites, maxOf(func(r result) int { return r.childRewrites }), maxOf(func(r result) int { return r.forbidden }))
+	if o.replicas > 1 && !o.killLeader {
+		fmt.Printf("  the standby: VmHWM %.0f MiB, CPU %.1f s\n", mib(o.controllerName()+"-standby"), cpu(o.controllerName()+"-standby"))
+	}
+	if o.killLeader {
+		fmt.Printf("  the leader killed at %.1f s (%.0f Monocles with all their children), VmHWM %.0f MiB and CPU %.1f s then; the standby led %.1f s later, VmHWM %.0f MiB and CPU %.1f s at the end\n",
+			med(func(r result) float64 { return r.takeover.at.Seconds() }), med(func(r result) float64 { return float64(r.takeover.children) }),
+			mib(o.controllerName()+"-killed"), med(func(r result) float64 { return r.killedCPU.Seconds() }),
+			med(func(r result) float64 { return r.takeover.after.Seconds() }), mib(o.controllerName()+"-standby"), cpu(o.controllerName()+"-standby"))
+	}
 }

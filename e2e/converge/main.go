@@ -100,6 +100,7 @@ import (
 	"syscall"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,6 +145,9 @@ type options struct {
 	floors         bool     // steps 6 and 7
 	mcEnv          []string // Metacontroller's extra environment
 	seed           string   // the seed's operator, measured instead of Metacontroller (seed.go)
+	replicas       int      // Metacontroller's, under leader election from 2 (replicas.go)
+	killLeader     bool     // kill the leader once half the Monocles have their children
+	clusterRole    []rbacv1.PolicyRule // Metacontroller's; nil: its chart's default, everything
 }
 
 // controllerName is the process measured: Metacontroller, or the seed's
@@ -187,9 +191,26 @@ func mainErr() error {
 	flag.StringVar(&o.seed, "seed", "", "the seed's controller-runtime operator (change-metrics/monocle-operator, built outside the repo), measured in Metacontroller's place with its own CRD (-crds)")
 	flag.BoolVar(&switchOnly, "prove-switch", false, "instead of measuring: switch a running install from dynamic apply to server-side apply, and say whether it is safe (switch.go)")
 	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
+	var values string
+	flag.StringVar(&values, "values", "", "values files of Metacontroller's chart, comma-separated and layered as helm -f does: Metacontroller runs with their commandArgs, env, clusterRole.rules and replicas (-mc-flags and -mc-env add to them)")
+	flag.BoolVar(&o.killLeader, "kill-leader", false, "with 2 replicas or more: kill the leader (SIGKILL) once half the Monocles have their children")
 	flag.Parse()
-	o.mcFlags = strings.Fields(mcFlags)
-	o.mcEnv = strings.Fields(mcEnv)
+	o.replicas = 1
+	if values != "" {
+		v, err := readValues(strings.Split(values, ","))
+		if err != nil {
+			return err
+		}
+		o.mcFlags, o.clusterRole, o.replicas = v.CommandArgs, v.ClusterRole.Rules, max(v.Replicas, 1)
+		for _, e := range v.Env {
+			o.mcEnv = append(o.mcEnv, e.Name+"="+e.Value)
+		}
+	}
+	o.mcFlags = append(o.mcFlags, strings.Fields(mcFlags)...)
+	o.mcEnv = append(o.mcEnv, strings.Fields(mcEnv)...)
+	if o.killLeader && (o.replicas < 2 || !slices.Contains(o.mcFlags, "--leader-election")) {
+		return errors.New("-kill-leader needs 2 replicas or more under --leader-election (-values)")
+	}
 	o.crds = strings.Split(crds, ",")
 
 	// Never a silent pass: no Metacontroller, no benchmark.
@@ -227,8 +248,8 @@ func mainErr() error {
 	if len(o.mcEnv) > 0 {
 		flags = strings.Join(o.mcEnv, " ") + " " + flags
 	}
-	fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, as in a cluster %v; logs in %s\n",
-		o.monocles, o.namespaces, o.runs, flags, o.asInACluster, o.workdir)
+	fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, %d replicas, as in a cluster %v; logs in %s\n",
+		o.monocles, o.namespaces, o.runs, flags, o.replicas, o.asInACluster, o.workdir)
 	// Interrupted, a run stops its processes and control planes: envtest's
 	// etcd and kube-apiserver would outlive this program otherwise.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -280,6 +301,10 @@ type result struct {
 	mcLogConverging   int64                    // bytes Metacontroller logged until settled
 	mcLogQuiet        int64                    // ... in the quiet window
 	statusWrites      int                      // children whose resourceVersion moved in the quiet window, content unchanged
+	childRewrites     int                      // content writes to children after their create, to the end of the quiet window
+	takeover          takeover                 // the leader's kill, with -kill-leader
+	killedCPU         time.Duration            // the killed leader's CPU time from the first Monocle's create
+	forbidden         int                      // Metacontroller's log lines saying a request was forbidden
 }
 
 // total is the CPU time of every process measured.
@@ -295,15 +320,15 @@ func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
 		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller's API requests converging %v; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s; "+
-		"job floor %.1f s (status %.2fx it), its CPU %s; Metacontroller's heap in use %.0f MiB, its log %d KiB converging and %d KiB quiet; status-only writes in the quiet window %d",
+		"job floor %.1f s (status %.2fx it), its CPU %s; Metacontroller's heap in use %.0f MiB, its log %d KiB converging and %d KiB quiet; status-only writes in the quiet window %d; children written after their create %d; forbidden log lines %d; the leader's kill %+v",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
 		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcRequests, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU),
 		r.jobFloor.Seconds(), r.status.Seconds()/r.jobFloor.Seconds(), formatCPU(r.jobFloorCPU),
-		r.mcHeap/(1<<20), r.mcLogConverging>>10, r.mcLogQuiet>>10, r.statusWrites)
+		r.mcHeap/(1<<20), r.mcLogConverging>>10, r.mcLogQuiet>>10, r.statusWrites, r.childRewrites, r.forbidden, r.takeover)
 }
 
-var processNames = []string{"monocle-hook", "metacontroller", seedName, "kube-apiserver", "etcd", "kube-controller-manager"}
+var processNames = []string{"monocle-hook", "metacontroller", "metacontroller-standby", "metacontroller-killed", seedName, "kube-apiserver", "etcd", "kube-controller-manager"}
 
 // self names this program's own CPU time: its clients and its watches.
 const self = "converge"
@@ -344,7 +369,9 @@ func cpuSince(procs map[string]int, before map[string]time.Duration) map[string]
 	after := cpuTimes(procs)
 	spent := map[string]time.Duration{}
 	for name := range procs {
-		spent[name] = after[name] - before[name]
+		if a, ok := after[name]; ok { // not killed
+			spent[name] = a - before[name]
+		}
 	}
 	return spent
 }
@@ -470,7 +497,7 @@ func (cp *controlPlane) watch(ctx context.Context, tr *tracker) error {
 	for _, gvr := range cp.childGVRs {
 		if _, err := informers.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { tr.childSeen(gvr.Resource, obj) },
-			UpdateFunc: func(_, obj any) { tr.written(obj) },
+			UpdateFunc: tr.childWritten,
 			DeleteFunc: tr.written,
 		}); err != nil {
 			return err
@@ -555,35 +582,37 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		defer kcm.stop()
 		extra["kube-controller-manager"] = kcm.cmd.Process.Pid
 	}
-	metricsAddr, err := freeLoopbackAddress()
-	if err != nil {
-		return err
-	}
-	healthAddr, err := freeLoopbackAddress()
-	if err != nil {
-		return err
-	}
-	mcLog := filepath.Join(dir, "metacontroller.log")
 	// After -mc-flags, so that these win (the last of a repeated flag
 	// does): the chart's --health-probe-bind-address=:8081 would listen on
 	// every interface.
-	mcArgs := append(slices.Clone(o.mcFlags),
-		"--kubeconfig="+kubeconfig,
-		"--metrics-address="+metricsAddr,
-		"--health-probe-bind-address="+healthAddr,
-		"--pprof-address=0",
-	)
-	if o.seed != "" {
-		mcArgs = append(slices.Clone(o.mcFlags), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+healthAddr)
+	args := func(metricsAddr, healthAddr string) []string {
+		if o.seed != "" {
+			return append(slices.Clone(o.mcFlags), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+healthAddr)
+		}
+		args := append(slices.Clone(o.mcFlags),
+			"--kubeconfig="+kubeconfig,
+			"--metrics-address="+metricsAddr,
+			"--health-probe-bind-address="+healthAddr,
+			"--pprof-address=0",
+		)
+		// In a Pod, controller-runtime finds its namespace in the
+		// ServiceAccount's mount; here it must be told.
+		if slices.Contains(o.mcFlags, "--leader-election") {
+			args = append(args, "--leader-election-namespace="+metacontrollerNS)
+		}
+		return args
 	}
-	mc, err := startProcess(mcLog, o.metacontroller, o.mcEnv, mcArgs...)
+	mcs, err := startMetacontrollers(ctx, o, dir, args)
 	if err != nil {
 		return err
 	}
-	defer mc.stop()
-	if err := waitHealthy(ctx, mc, "http://"+healthAddr+"/healthz"); err != nil {
-		return fmt.Errorf("starting metacontroller: %w", err)
+	defer mcs.stop()
+	mc := mcs.watchdog
+	leader, err := mcs.waitLeader(ctx, hookClient, time.Minute)
+	if err != nil {
+		return err
 	}
+	metricsURL := leader.metrics
 	warmup := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "warmup")
 	if o.seed != "" {
 		warmup.Object["spec"] = seedSpec()
@@ -596,10 +625,16 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 
 	// 2. Convergence.
-	extra[o.controllerName()] = mc.cmd.Process.Pid
+	for _, r := range mcs.replicas {
+		name := o.controllerName()
+		if r != leader {
+			name += "-standby"
+		}
+		extra[name] = r.cmd.Process.Pid
+	}
 	procs := processes(extra)
 	cpuBefore := cpuTimes(procs)
-	requestsBefore, err := clientRequests(ctx, hookClient, "http://"+metricsAddr+"/metrics")
+	requestsBefore, err := mcs.requests(ctx, hookClient)
 	if err != nil {
 		return err
 	}
@@ -607,12 +642,27 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if err != nil {
 		return err
 	}
-	updatesBefore, _, _, err := countLog(mcLog)
+	updatesBefore, _, _, _, err := countLogs(mcs.logs())
 	if err != nil {
 		return err
 	}
-	logBefore := fileSize(mcLog)
+	logBefore := fileSizes(mcs.logs())
 	start := time.Now()
+	kill := make(chan error, 1)
+	if o.killLeader {
+		go func() {
+			var err error
+			res.takeover, err = mcs.killLeader(ctx, hookClient, tr, start, func(r *replica) {
+				name := o.controllerName()
+				res.hwm = map[string]int64{name + "-killed": procStatusBytes(r.cmd.Process.Pid, "VmHWM")}
+				res.killedCPU = cpuTimes(map[string]int{name: r.cmd.Process.Pid})[name] - cpuBefore[name]
+				r.lastRequests, _ = clientRequests(ctx, hookClient, r.metrics)
+			})
+			kill <- err
+		}()
+	} else {
+		close(kill)
+	}
 	if err := parallel(ctx, o.clients, o.monocles, func(ctx context.Context, i int) error {
 		m := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", convergePrefix, i%o.namespaces), monocleName(i))
 		if o.seed != "" {
@@ -628,9 +678,16 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		return fmt.Errorf("after %s, %d of %d Monocles have all their children and %d their status: %w",
 			time.Since(start).Round(time.Second), children, o.monocles, statuses, err)
 	}
+	if err := <-kill; err != nil {
+		return fmt.Errorf("killing the leader: %w", err)
+	}
 	res.children, res.status = tr.childrenDone.Sub(start), tr.statusDone.Sub(start)
 	res.cpu = cpuSince(procs, cpuBefore)
-	requestsAfter, err := clientRequests(ctx, hookClient, "http://"+metricsAddr+"/metrics")
+	if leader, err = mcs.waitLeader(ctx, hookClient, time.Minute); err != nil {
+		return err
+	}
+	metricsURL = leader.metrics
+	requestsAfter, err := mcs.requests(ctx, hookClient)
 	if err != nil {
 		return err
 	}
@@ -655,14 +712,14 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if err != nil {
 		return err
 	}
-	updatesSettled, _, _, err := countLog(mcLog)
+	updatesSettled, _, _, _, err := countLogs(mcs.logs())
 	if err != nil {
 		return err
 	}
 	res.syncsConverging = syncsSettled - syncsBefore
 	res.hookSeconds = secondsSettled - secondsBefore
 	res.updatesConverging = updatesSettled - updatesBefore
-	logSettled := fileSize(mcLog)
+	logSettled := fileSizes(mcs.logs())
 	res.mcLogConverging = logSettled - logBefore
 
 	// The listing: every Monocle has every child, as the watches said.
@@ -675,7 +732,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	select {
 	case <-time.After(o.quiet):
 	case <-mc.done:
-		return fmt.Errorf("metacontroller exited: %v (see %s)", mc.err, mcLog)
+		return fmt.Errorf("metacontroller exited: %v (see %s)", mc.err, mc.logPath)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -687,8 +744,8 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	res.rewrittenParents = len(changed(before.parents, after.parents))
 	res.rewrittenChildren = len(rewritten) - res.rewrittenParents
 	res.statusWrites = statusOnly(before.children, after.children)
-	res.mcLogQuiet = fileSize(mcLog) - logSettled
-	if res.mcHeap, err = metricValue(ctx, hookClient, "http://"+metricsAddr+"/metrics", "go_memstats_heap_inuse_bytes"); err != nil {
+	res.mcLogQuiet = fileSizes(mcs.logs()) - logSettled
+	if res.mcHeap, err = metricValue(ctx, hookClient, metricsURL, "go_memstats_heap_inuse_bytes"); err != nil {
 		return err
 	}
 	if len(rewritten) > 0 {
@@ -699,15 +756,18 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		return err
 	}
 	res.syncsQuiet = syncsQuiet - syncsSettled
-	updatesQuiet, _, errorLines, err := countLog(mcLog)
+	updatesQuiet, _, errorLines, forbidden, err := countLogs(mcs.logs())
 	if err != nil {
 		return err
 	}
 	res.updatesQuiet = updatesQuiet - updatesSettled
-	res.mcErrors = errorLines
+	res.mcErrors, res.forbidden = errorLines, forbidden
+	res.childRewrites = tr.rewrites()
 
 	// 5. Peak memory, before anything stops.
-	res.hwm = map[string]int64{}
+	if res.hwm == nil {
+		res.hwm = map[string]int64{}
+	}
 	for name, pid := range procs {
 		res.hwm[name] = procStatusBytes(pid, "VmHWM")
 	}
@@ -1049,6 +1109,7 @@ type tracker struct {
 	lastWrite                  time.Time // of a Monocle or child under test
 	warmupChildren             int
 	warmupStatus               bool
+	childRewrites              int // content writes to children after their create
 	convergedCh, warmedUpCh    chan struct{}
 	convergedOnce, warmedUpOne sync.Once
 }
@@ -1146,6 +1207,27 @@ func (t *tracker) written(obj any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lastWrite = now
+}
+
+// childWritten notes a write to a child, and counts it as a rewrite when
+// its content moved (contentOf: not its status, not what only the API
+// server and the workload controllers write).
+func (t *tracker) childWritten(old, obj any) {
+	t.written(obj)
+	before, ok1 := old.(*unstructured.Unstructured)
+	after, ok2 := obj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 || !strings.HasPrefix(after.GetNamespace(), convergePrefix) || contentOf(before) == contentOf(after) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.childRewrites++
+}
+
+func (t *tracker) rewrites() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.childRewrites
 }
 
 // settle waits until nothing under test has been written for quiet, or
@@ -1332,15 +1414,42 @@ func metricValue(ctx context.Context, client *http.Client, url, name string) (fl
 
 // countLog counts Metacontroller's in-place updates, creates and error
 // lines so far in its JSON log (zap's production encoder, its default).
-func countLog(path string) (updates, creates, errorLines int, err error) {
+func countLogs(paths []string) (updates, creates, errorLines, forbidden int, err error) {
+	for _, path := range paths {
+		u, c, e, f, err := countLog(path)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		updates, creates, errorLines, forbidden = updates+u, creates+c, errorLines+e, forbidden+f
+	}
+	return updates, creates, errorLines, forbidden, nil
+}
+
+func fileSizes(paths []string) int64 {
+	var sum int64
+	for _, path := range paths {
+		sum += fileSize(path)
+	}
+	return sum
+}
+
+// countLog counts, in one log, what countLogs sums. forbidden are the lines
+// saying the API server refused a request for want of a permission: an
+// RBAC error.
+func countLog(path string) (updates, creates, errorLines, forbidden int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
+		// The API server's words, in Metacontroller's JSON lines and in
+		// client-go's klog lines alike.
+		if bytes.Contains(sc.Bytes(), []byte("is forbidden: User")) {
+			forbidden++
+		}
 		var line struct{ Level, Msg string }
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue
@@ -1355,7 +1464,7 @@ func countLog(path string) (updates, creates, errorLines int, err error) {
 			errorLines++
 		}
 	}
-	return updates, creates, errorLines, sc.Err()
+	return updates, creates, errorLines, forbidden, sc.Err()
 }
 
 // hookSyncs reads from the hook's metrics how many sync requests it

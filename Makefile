@@ -122,7 +122,8 @@ RUNS       ?= 3
 MC_FLAGS   ?=
 # Metacontroller's environment (GOMEMLIMIT=200MiB), and more of converge's
 # flags (-floors=false for a sizing run, -as-in-a-cluster=false,
-# -prove-switch, -seed BIN -crds ...).
+# -prove-switch, -seed BIN -crds ..., -values metacontroller/metacontroller-values.yaml
+# to run it as the values file does, -kill-leader).
 MC_ENV         ?=
 CONVERGE_FLAGS ?=
 .PHONY: converge

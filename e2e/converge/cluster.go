@@ -125,9 +125,14 @@ func summarizeSizing(o options, flags string, results []result) {
 		rewrites = max(rewrites, r.rewrittenChildren+r.rewrittenParents)
 		statusWrites = max(statusWrites, r.statusWrites)
 	}
+	// The leader at the end: the standby, once the leader was killed.
+	lead := o.controllerName()
+	if o.killLeader {
+		lead += "-standby"
+	}
 	var runs []string
 	for _, r := range results {
-		runs = append(runs, fmt.Sprintf("%.0f", float64(r.hwm[o.controllerName()])/(1<<20)))
+		runs = append(runs, fmt.Sprintf("%.0f", float64(r.hwm[lead])/(1<<20)))
 	}
 	maxOf := func(f func(result) int) int {
 		m := 0
@@ -141,17 +146,17 @@ func summarizeSizing(o options, flags string, results []result) {
 	fmt.Printf("| `%s` | %d | %.1f | %.1f | %.0f (%s) | %.0f | %.0f | %.1f, %.1f, %.1f | %.0f, %.1f | %d | %d | %d | %d |\n",
 		flags, o.monocles,
 		med(func(r result) float64 { return r.children.Seconds() }), med(func(r result) float64 { return r.status.Seconds() }),
-		mib(o.controllerName()), strings.Join(runs, ", "), med(func(r result) float64 { return r.mcHeap / (1 << 20) }), mib("monocle-hook"),
-		cpu(o.controllerName()), cpu("monocle-hook"), cpu("kube-apiserver"),
+		mib(lead), strings.Join(runs, ", "), med(func(r result) float64 { return r.mcHeap / (1 << 20) }), mib("monocle-hook"),
+		cpu(lead), cpu("monocle-hook"), cpu("kube-apiserver"),
 		med(func(r result) float64 { return float64(r.mcLogConverging) / 1024 }), med(func(r result) float64 { return float64(r.mcLogQuiet) / 1024 }),
 		rewrites, statusWrites, maxOf(func(r result) int { return r.childRewrites }), maxOf(func(r result) int { return r.forbidden }))
 	if o.replicas > 1 && !o.killLeader {
 		fmt.Printf("  the standby: VmHWM %.0f MiB, CPU %.1f s\n", mib(o.controllerName()+"-standby"), cpu(o.controllerName()+"-standby"))
 	}
 	if o.killLeader {
-		fmt.Printf("  the leader killed at %.1f s (%.0f Monocles with all their children), VmHWM %.0f MiB and CPU %.1f s then; the standby led %.1f s later, VmHWM %.0f MiB and CPU %.1f s at the end\n",
+		fmt.Printf("  the leader killed at %.1f s (%.0f Monocles with all their children), VmHWM %.0f MiB and CPU %.1f s then; the standby led %.1f s later (the row's controller from then)\n",
 			med(func(r result) float64 { return r.takeover.at.Seconds() }), med(func(r result) float64 { return float64(r.takeover.children) }),
 			mib(o.controllerName()+"-killed"), med(func(r result) float64 { return r.killedCPU.Seconds() }),
-			med(func(r result) float64 { return r.takeover.after.Seconds() }), mib(o.controllerName()+"-standby"), cpu(o.controllerName()+"-standby"))
+			med(func(r result) float64 { return r.takeover.after.Seconds() }))
 	}
 }

@@ -141,12 +141,12 @@ type options struct {
 	settleMax      time.Duration
 	timeout        time.Duration
 	workdir        string
-	asInACluster   bool     // a ServiceAccount's token, and kube-controller-manager
-	floors         bool     // steps 6 and 7
-	mcEnv          []string // Metacontroller's extra environment
-	seed           string   // the seed's operator, measured instead of Metacontroller (seed.go)
-	replicas       int      // Metacontroller's, under leader election from 2 (replicas.go)
-	killLeader     bool     // kill the leader once half the Monocles have their children
+	asInACluster   bool                // a ServiceAccount's token, and kube-controller-manager
+	floors         bool                // steps 6 and 7
+	mcEnv          []string            // Metacontroller's extra environment
+	seed           string              // the seed's operator, measured instead of Metacontroller (seed.go)
+	replicas       int                 // Metacontroller's, under leader election from 2 (replicas.go)
+	killLeader     bool                // kill the leader once half the Monocles have their children
 	clusterRole    []rbacv1.PolicyRule // Metacontroller's; nil: its chart's default, everything
 }
 
@@ -320,12 +320,12 @@ func (r result) String() string {
 	return fmt.Sprintf("floor %.1f s (%d objects, %d clients); Metacontroller: children %.1f s (%.2fx floor), status %.1f s, settled %.1f s; "+
 		"in-place updates %d converging, %d quiet; rewritten in the quiet window: %d children, %d Monocles; "+
 		"hook syncs %.0f (%.2f s) converging, %.0f quiet; Metacontroller's API requests converging %v; Metacontroller errors logged %d; VmHWM %s; CPU converging %s; CPU of the floor %s; "+
-		"job floor %.1f s (status %.2fx it), its CPU %s; Metacontroller's heap in use %.0f MiB, its log %d KiB converging and %d KiB quiet; status-only writes in the quiet window %d; children written after their create %d; forbidden log lines %d; the leader's kill %+v",
+		"job floor %.1f s (status %.2fx it), its CPU %s; Metacontroller's heap in use %.0f MiB, its log %d KiB converging and %d KiB quiet; status-only writes in the quiet window %d; children written after their create %d; forbidden log lines %d; the leader killed at %.1f s (%d Monocles with their children), a standby led %.1f s later",
 		r.floor.Seconds(), r.floorObjects, r.clients, r.children.Seconds(), r.children.Seconds()/r.floor.Seconds(), r.status.Seconds(), r.settled.Seconds(),
 		r.updatesConverging, r.updatesQuiet, r.rewrittenChildren, r.rewrittenParents,
 		r.syncsConverging, r.hookSeconds, r.syncsQuiet, r.mcRequests, r.mcErrors, formatMiB(r.hwm), formatCPU(r.cpu), formatCPU(r.floorCPU),
 		r.jobFloor.Seconds(), r.status.Seconds()/r.jobFloor.Seconds(), formatCPU(r.jobFloorCPU),
-		r.mcHeap/(1<<20), r.mcLogConverging>>10, r.mcLogQuiet>>10, r.statusWrites, r.childRewrites, r.forbidden, r.takeover)
+		r.mcHeap/(1<<20), r.mcLogConverging>>10, r.mcLogQuiet>>10, r.statusWrites, r.childRewrites, r.forbidden, r.takeover.at.Seconds(), r.takeover.children, r.takeover.after.Seconds())
 }
 
 var processNames = []string{"monocle-hook", "metacontroller", "metacontroller-standby", "metacontroller-killed", seedName, "kube-apiserver", "etcd", "kube-controller-manager"}

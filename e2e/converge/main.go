@@ -612,7 +612,6 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if err != nil {
 		return err
 	}
-	metricsURL := leader.metrics
 	warmup := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "warmup")
 	if o.seed != "" {
 		warmup.Object["spec"] = seedSpec()
@@ -686,7 +685,7 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if leader, err = mcs.waitLeader(ctx, hookClient, time.Minute); err != nil {
 		return err
 	}
-	metricsURL = leader.metrics
+	metricsURL := leader.metrics
 	requestsAfter, err := mcs.requests(ctx, hookClient)
 	if err != nil {
 		return err

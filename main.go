@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	commonversion "github.com/prometheus/common/version"
 
 	"github.com/change-metrics/monocle-hook/hook"
 )
@@ -240,8 +242,13 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	}
 	o.memory.apply()
 
-	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, prometheus.NewRegistry(),
-		hook.Options{Version: version, MemoryBudget: o.memory.budget})
+	// monocle_hook_build_info, as Prometheus' own servers say theirs:
+	// version, revision, Go version and platform.
+	reg := prometheus.NewRegistry()
+	commonversion.Version, commonversion.Revision = version, buildCommit()
+	reg.MustRegister(versioncollector.NewCollector("monocle_hook"))
+	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, reg,
+		hook.Options{MemoryBudget: o.memory.budget})
 	httpServer := &http.Server{
 		Addr:              o.listen,
 		Handler:           srv.Handler(),

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -263,6 +264,10 @@ func TestServeLogsAndMetricsHoldNoSecret(t *testing.T) {
 	resp.Body.Close()
 	if !bytes.Contains(metrics, []byte(`monocle_hook_sync_errors_total{handler="sync",reason="malformed"}`)) {
 		t.Fatalf("unexpected /metrics:\n%s", metrics)
+	}
+	// collectors/version's build_info: the build's version and commit.
+	if !regexp.MustCompile(`(?m)^monocle_hook_build_info\{branch="[^"]*",goarch="[^"]+",goos="[^"]+",goversion="go[^"]+",revision="` + regexp.QuoteMeta(buildCommit()) + `",tags="[^"]*",version="` + regexp.QuoteMeta(version) + `"\} 1$`).Match(metrics) {
+		t.Errorf("/metrics has no build_info of version %s, revision %s:\n%s", version, buildCommit(), metrics)
 	}
 	for _, s := range append(secrets, token) {
 		if bytes.Contains(metrics, []byte(s)) {

@@ -1385,3 +1385,89 @@ func checkPodMonitor(t *testing.T, pm *unstructured.Unstructured, v map[string]a
 		t.Errorf("namespaceSelector %+v for namespaces %v", spec.NamespaceSelector, namespaces)
 	}
 }
+
+// TestPlainManifestsAdoptedByHelm: objects applied from the plain manifests,
+// as the README's step 2 applies them, are adopted by a helm install of the
+// same release (their ownership metadata is Helm's), not refused; the same
+// objects stay (their UIDs).
+func TestPlainManifestsAdoptedByHelm(t *testing.T) {
+	ctx := context.Background()
+	kubeconfig := adminKubeconfig(t, "helm-adopt")
+	const ns = "monocle-hook" // the plain manifests' namespace
+	t.Cleanup(func() {
+		_, _ = runHelm(t, "uninstall", chartRelease, "-n", ns, "--kubeconfig", kubeconfig)
+		_ = k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+	for _, line := range []string{
+		"kubectl apply -f metacontroller/hook.yaml",
+		"kubectl apply -f metacontroller/compositecontroller.yaml",
+	} {
+		shell(t, kubeconfig, "cd .. && "+line)
+	}
+	var dep appsv1.Deployment
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "monocle-hook"}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	cc := &unstructured.Unstructured{}
+	cc.SetAPIVersion("metacontroller.k8s.io/v1alpha1")
+	cc.SetKind("CompositeController")
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: "monocle"}, cc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runHelm(t, "install", chartRelease, chartDir, "-n", ns, "--kubeconfig", kubeconfig); err != nil {
+		t.Fatalf("helm install over the plain manifests: %v", err)
+	}
+	var after appsv1.Deployment
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "monocle-hook"}, &after); err != nil {
+		t.Fatal(err)
+	}
+	ccAfter := cc.DeepCopy()
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: "monocle"}, ccAfter); err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != dep.UID || ccAfter.GetUID() != cc.GetUID() {
+		t.Errorf("helm install replaced the objects instead of adopting them")
+	}
+	if _, err := runHelm(t, "status", chartRelease, "-n", ns, "--kubeconfig", kubeconfig); err != nil {
+		t.Errorf("no release after the install: %v", err)
+	}
+}
+
+// TestChartWithoutCompositeController: compositeController.enabled=false
+// installs the hook alone (the seed operator's migration needs it so); the
+// command the notes then print adds the CompositeController.
+func TestChartWithoutCompositeController(t *testing.T) {
+	ctx := context.Background()
+	ns := createNamespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	kubeconfig := adminKubeconfig(t, "helm-no-cc")
+	t.Cleanup(func() { _, _ = runHelm(t, "uninstall", chartRelease, "-n", ns, "--kubeconfig", kubeconfig) })
+	out, err := runHelm(t, "install", chartRelease, chartDir, "-n", ns, "--kubeconfig", kubeconfig,
+		"--set", "compositeController.name="+ns, "--set", "compositeController.enabled=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := &unstructured.Unstructured{}
+	cc.SetAPIVersion("metacontroller.k8s.io/v1alpha1")
+	cc.SetKind("CompositeController")
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: ns}, cc); !apierrors.IsNotFound(err) {
+		t.Fatalf("with compositeController.enabled=false, the CompositeController: %v, want NotFound", err)
+	}
+	var printed string
+	for l := range strings.Lines(out) {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "helm upgrade") {
+			printed = l
+		}
+	}
+	if !strings.Contains(printed, "--set compositeController.enabled=true") {
+		t.Fatalf("the notes print no command that adds the CompositeController:\n%s", out)
+	}
+	line := strings.Replace(printed, "<this chart>", chartDir, 1) + " --kubeconfig " + kubeconfig
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Env = append(helmEnv(t), "PATH="+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, b)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: ns}, cc); err != nil {
+		t.Errorf("after the notes' command, the CompositeController: %v", err)
+	}
+}

@@ -92,7 +92,7 @@ func newDriver(t *testing.T, ns string) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := hook.New(hook.Env{Now: time.Now, Rand: randReader{}, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), hook.Options{Version: "e2e"})
+	s := hook.New(hook.Env{Now: time.Now, Rand: randReader{}, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), hook.Options{})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return &driver{t: t, dyn: dyn, hookURL: srv.URL, ns: ns}

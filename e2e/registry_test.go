@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 func TestPushAndInstallFromRegistry(t *testing.T) {
@@ -155,6 +159,166 @@ func TestPushAndInstallFromRegistry(t *testing.T) {
 	if got, want := dep.Spec.Template.Spec.Containers[0].Image, reg+"/monocle-hook:"+version+"@"+digest; got != want {
 		t.Errorf("the installed Deployment runs %s, want %s", got, want)
 	}
+
+	upgradeAsDocumented(t, reg, ns, kubeconfig, chartVersion, out)
+}
+
+// upgradeAsDocumented pushes a next version of the chart whose CRD differs,
+// as a new version's would, and runs the README's upgrade lines as written
+// (the registry, version and namespace replaced): the CRD first, then the
+// chart. The CRD's fields belong to the manager that created it (as Helm's
+// plain create leaves them): without --force-conflicts the apply is
+// refused; with it the CRD changes and a Monocle stored before is not
+// written.
+func upgradeAsDocumented(t *testing.T, reg, ns, kubeconfig, chartVersion, notes string) {
+	t.Helper()
+	lines := readmeUpgrade(t)
+	// The install's notes print the same CRD command, with V for $V.
+	var notesCRD string
+	for l := range strings.Lines(notes) {
+		if strings.HasPrefix(strings.TrimSpace(l), "helm show crds") {
+			notesCRD = strings.ReplaceAll(strings.TrimSpace(l), "--version V ", "--version $V ")
+		}
+	}
+	if readmeCRD, _, _ := strings.Cut(lines[1], "#"); notesCRD != strings.Join(strings.Fields(readmeCRD), " ") {
+		t.Errorf("the notes' CRD command\n%s\nis not the README's\n%s", notesCRD, readmeCRD)
+	}
+	ctx := context.Background()
+	major, patch, _ := strings.Cut(chartVersion, ".")
+	minor, patch, _ := strings.Cut(patch, ".")
+	p, err := strconv.Atoi(patch)
+	if err != nil {
+		t.Fatalf("chart version %s: %v", chartVersion, err)
+	}
+	next := fmt.Sprintf("%s.%s.%d", major, minor, p+1)
+	chart := filepath.Join(t.TempDir(), "monocle-hook")
+	if out, err := exec.Command("cp", "-r", chartDir, chart).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	meta, err := os.ReadFile(filepath.Join(chart, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta = []byte(strings.Replace(string(meta), "\nversion: "+chartVersion+"\n", "\nversion: "+next+"\n", 1))
+	if err := os.WriteFile(filepath.Join(chart, "Chart.yaml"), meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	crdPath := filepath.Join(chart, "crds", "monocle.yaml")
+	b, err := os.ReadFile(crdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	const description = "a new version's description"
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	if err := unstructured.SetNestedField(versions[0].(map[string]any), description, "schema", "openAPIV3Schema", "properties", "spec", "description"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = yaml.Marshal(crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crdPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := runHelm(t, "package", chart, "-d", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runHelm(t, "push", filepath.Join(dir, "monocle-hook-"+next+".tgz"), "oci://"+reg+"/charts", "--plain-http"); err != nil {
+		t.Fatal(err)
+	}
+
+	m := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monocle.monocle.change-metrics.io/v1alpha1", "kind": "Monocle",
+		"metadata": map[string]any{"name": "before-upgrade", "namespace": ns},
+		"spec":     map[string]any{},
+	}}
+	if err := k8sClient.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+
+	for i, line := range lines {
+		line = strings.ReplaceAll(line, "oci://ghcr.io/change-metrics/charts/monocle-hook", "oci://"+reg+"/charts/monocle-hook")
+		line = strings.ReplaceAll(line, "-n monocle-hook", "-n "+ns)
+		line = strings.ReplaceAll(line, "helm show crds ", "helm show crds --plain-http ")
+		line = strings.ReplaceAll(line, "helm upgrade ", "helm upgrade --plain-http ")
+		if v, ok := strings.CutPrefix(line, "V="); ok {
+			line = "V=" + next + strings.TrimLeft(v, "0123456789.")
+		}
+		lines[i] = line
+	}
+	script := strings.Join(lines, "\n")
+	if !strings.Contains(script, "--force-conflicts") {
+		t.Fatalf("the README's upgrade applies the CRD without --force-conflicts:\n%s", script)
+	}
+	env := append(helmEnv(t), "KUBECONFIG="+kubeconfig, "PATH="+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
+	run := func(script string) (string, error) {
+		cmd := exec.Command("sh", "-ec", script)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// Without --force-conflicts: refused, the reason the README gives.
+	crdLine := lines[1] // V=..., then the CRD's pipe
+	if out, err := run(lines[0] + "\n" + strings.ReplaceAll(crdLine, " --force-conflicts", "")); err == nil || !strings.Contains(out, "conflict") {
+		t.Errorf("the CRD applied without --force-conflicts (%v):\n%s", err, out)
+	}
+	if out, err := run(script); err != nil {
+		t.Fatalf("the README's upgrade: %v\n%s\n%s", err, script, out)
+	}
+
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: crd.GetName()}, stored); err != nil {
+		t.Fatal(err)
+	}
+	storedVersions, _, _ := unstructured.NestedSlice(stored.Object, "spec", "versions")
+	if got, _, _ := unstructured.NestedString(storedVersions[0].(map[string]any), "schema", "openAPIV3Schema", "properties", "spec", "description"); got != description {
+		t.Errorf("the stored CRD's spec description is %q, want the new version's", got)
+	}
+	after := &unstructured.Unstructured{}
+	after.SetGroupVersionKind(m.GroupVersionKind())
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(m), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.GetResourceVersion() != m.GetResourceVersion() {
+		t.Errorf("the upgrade wrote the Monocle: resourceVersion %s, then %s", m.GetResourceVersion(), after.GetResourceVersion())
+	}
+	var dep appsv1.Deployment
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "monocle-hook"}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Labels["helm.sh/chart"]; got != "monocle-hook-"+next {
+		t.Errorf("after the upgrade the hook's Deployment is of chart %s, want monocle-hook-%s", got, next)
+	}
+}
+
+// readmeUpgrade is the README's upgrade block, its continued lines joined.
+func readmeUpgrade(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), "```sh\nV=")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("the README has no upgrade block starting with V=")
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(strings.ReplaceAll("V="+block, "\\\n", " ")), "\n") {
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	if len(lines) != 3 {
+		t.Fatalf("the README's upgrade block: %d lines, want V=, the CRD and the chart:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	return lines
 }
 
 // checkBinaryVersion runs the binary: --version prints the version and the

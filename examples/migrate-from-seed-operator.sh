@@ -5,9 +5,13 @@
 #
 # Before: stop the seed operator (delete its Deployment), apply crd/monocle.yaml
 # over its CRD (kubectl apply --server-side --force-conflicts -f crd/monocle.yaml)
-# and install monocle-hook, but not yet the CompositeController.
-# After: kubectl apply -f metacontroller/compositecontroller.yaml; the hook then
-# creates the Monocle's children, and Elasticsearch starts on the old volume.
+# and install monocle-hook, but not yet the CompositeController
+# (helm install monocle-hook ./chart -n monocle-hook --create-namespace
+# --set compositeController.enabled=false, or kubectl apply -f metacontroller/hook.yaml).
+# After: the CompositeController (helm upgrade monocle-hook ./chart -n monocle-hook
+# --reset-then-reuse-values --set compositeController.enabled=true, or kubectl
+# apply -f metacontroller/compositecontroller.yaml); the hook then creates the
+# Monocle's children, and Elasticsearch starts on the old volume.
 #
 # Usage: migrate-from-seed-operator.sh NAMESPACE NAME
 set -euo pipefail

@@ -237,7 +237,7 @@ func BenchmarkDecodeSyncEncode(b *testing.B) {
 // panic recovery, size limit, metrics, one JSON log line), called in
 // process: no socket, so it is the hook's own cost.
 func BenchmarkHTTP(b *testing.B) {
-	h := New(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{Version: "bench"}).Handler()
+	h := New(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{}).Handler()
 	for _, f := range benchBodies(b) {
 		b.Run(f.name, func(b *testing.B) {
 			benchHandler(b, h, f.body)
@@ -297,7 +297,7 @@ func BenchmarkLastApplied(b *testing.B) {
 // included, an upper bound of the peak. Run it with -benchtime 5x or so:
 // GOGC=1 makes each run slow.
 func BenchmarkRequestHeap(b *testing.B) {
-	h := New(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{Version: "bench"}).Handler()
+	h := New(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{}).Handler()
 	run := func(body []byte) func() {
 		return func() {
 			rec := httptest.NewRecorder()

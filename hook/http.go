@@ -48,8 +48,6 @@ type Server struct {
 
 // Options tune a Server; the zero value takes the defaults.
 type Options struct {
-	// Version names the build in monocle_hook_build_info.
-	Version string
 	// MemoryBudget bounds, in bytes, the heap the /sync and /customize
 	// requests in flight may take (see Budget). 0: DefaultMemoryBudget.
 	MemoryBudget int64
@@ -61,7 +59,7 @@ type Options struct {
 // New registers the hook's metrics with reg.
 func New(env Env, log *slog.Logger, reg *prometheus.Registry, opts Options) *Server {
 	budget := NewBudget(cmp.Or(opts.MemoryBudget, DefaultMemoryBudget), cmp.Or(opts.BudgetWait, DefaultBudgetWait))
-	return &Server{env: env, log: log, metrics: newMetrics(reg, opts.Version, budget), gatherer: reg, budget: budget}
+	return &Server{env: env, log: log, metrics: newMetrics(reg, budget), gatherer: reg, budget: budget}
 }
 
 // Drain makes /readyz fail, so that endpoints stop routing here while the

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"encoding/json"
-	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +35,7 @@ type metrics struct {
 	children *prometheus.CounterVec
 }
 
-func newMetrics(reg *prometheus.Registry, version string, budget *Budget) *metrics {
+func newMetrics(reg *prometheus.Registry, budget *Budget) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "monocle_hook_sync_requests_total",
@@ -57,12 +56,6 @@ func newMetrics(reg *prometheus.Registry, version string, budget *Budget) *metri
 			Help: "Children answered in successful syncs, by kind.",
 		}, []string{"kind"}),
 	}
-	build := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "monocle_hook_build_info",
-		Help:        "Always 1; its labels name the build.",
-		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
-	})
-	build.Set(1)
 	budgetLimit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "monocle_hook_memory_budget_bytes",
 		Help: "The memory budget of the requests in flight (--memory-budget), in bytes.",
@@ -82,7 +75,7 @@ func newMetrics(reg *prometheus.Registry, version string, budget *Budget) *metri
 		}
 		m.duration.WithLabelValues(handler)
 	}
-	reg.MustRegister(m.requests, m.duration, m.errors, m.children, build, budgetLimit, budgetInUse,
+	reg.MustRegister(m.requests, m.duration, m.errors, m.children, budgetLimit, budgetInUse,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -395,6 +395,9 @@ func TestChartFullValues(t *testing.T) {
 		// Left on so that the annotations reach a ServiceAccount; off is
 		// the external-serviceaccount set.
 		"serviceAccount.create",
+		// Left on so that the full CompositeController is rendered;
+		// TestChartWithoutCompositeController turns it off.
+		"compositeController.enabled",
 		// The restricted Pod Security Standard needs them as they are (the
 		// full set adds keys to both securityContexts instead).
 		"podSecurityContext.runAsNonRoot",

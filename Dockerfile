@@ -7,6 +7,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY *.go ./
+COPY api ./api
 COPY crd ./crd
 COPY hook ./hook
 COPY internal ./internal

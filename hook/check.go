@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 // Refusal is a Monocle this hook would not apply in full, and why.
@@ -84,7 +86,7 @@ func defaultImageRolls(monocle []byte, namespace, name string) []Roll {
 			} `json:"elasticsearch"`
 		} `json:"spec"`
 		Status struct {
-			Versions Versions `json:"versions"`
+			Versions v1alpha1.Versions `json:"versions"`
 		} `json:"status"`
 	}
 	if json.Unmarshal(monocle, &m) != nil {

@@ -323,7 +323,7 @@ func makeIngress(n names, in *ingressSettings) *networkingv1.Ingress {
 			}},
 		},
 	}
-	ing.Annotations = in.Annotations
+	ing.Annotations = in.annotations
 	if in.ClassName != "" {
 		ing.Spec.IngressClassName = ptr.To(in.ClassName)
 	}

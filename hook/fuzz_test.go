@@ -71,7 +71,7 @@ func FuzzSyncRequest(f *testing.F) {
 // lastAppliedAnswer: the spec was not honoured, so the children are the
 // observed ones repeated, whatever names they came with.
 func lastAppliedAnswer(resp *SyncResponse) bool {
-	return resp.Status.Condition(ConditionSpecApplied).Reason == "InvalidSpec"
+	return answerStatus{resp.Status}.Condition(ConditionSpecApplied).Reason == ReasonInvalidSpec
 }
 
 // FuzzSpec fuzzes a Monocle's name and spec through Sync, with and without

@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -88,7 +90,7 @@ func syncJSON(t testing.TB, req *SyncRequest) []byte {
 
 // answer is a decoded /sync answer.
 type answer struct {
-	Status   Status           `json:"status"`
+	Status   answerStatus     `json:"status"`
 	Children []map[string]any `json:"children"`
 }
 
@@ -306,8 +308,13 @@ type (
 	batchJobCondition = batchv1.JobCondition
 )
 
+// answerStatus is an answer's status, with the tests' accessors.
+type answerStatus struct{ v1alpha1.MonocleStatus }
+
+func (s answerStatus) Refused() *metav1.Condition { return refused(s.MonocleStatus) }
+
 // Condition is the condition of type t, or an empty one.
-func (s Status) Condition(t string) metav1.Condition {
+func (s answerStatus) Condition(t string) metav1.Condition {
 	if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
 		return *c
 	}

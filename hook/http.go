@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 // MaxBodyBytes bounds a sync request. A real one with seven children is
@@ -194,7 +196,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.countChildren(resp.Children)
-	if resp.Status.Refused() != nil {
+	if refused(resp.Status) != nil {
 		s.metrics.errors.WithLabelValues(handlerSync, "invalid_spec").Inc()
 	}
 	md := req.Parent.Metadata
@@ -447,7 +449,7 @@ func decodeError(err error) string {
 	}
 }
 
-func conditionStatus(s Status, condition string) metav1.ConditionStatus {
+func conditionStatus(s v1alpha1.MonocleStatus, condition string) metav1.ConditionStatus {
 	if c := meta.FindStatusCondition(s.Conditions, condition); c != nil {
 		return c.Status
 	}

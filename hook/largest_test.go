@@ -40,7 +40,7 @@ func TestLargestMonocle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := resp.Status.Condition(ConditionSpecApplied)
+	c := answerStatus{resp.Status}.Condition(ConditionSpecApplied)
 	if c.Status != "True" {
 		t.Fatalf("SpecApplied %s %s: %.500s", c.Status, c.Reason, c.Message)
 	}

@@ -35,7 +35,7 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 	}
 	// Objects the spec names cannot be looked up here: only a spec the
 	// hook cannot honour at all is an error.
-	if c := resp.Status.Refused(); c != nil {
+	if c := refused(resp.Status); c != nil {
 		return nil, nil, fmt.Errorf("%s: %s", c.Reason, c.Message)
 	}
 	if c := meta.FindStatusCondition(resp.Status.Conditions, ConditionSpecApplied); c != nil && c.Status != metav1.ConditionTrue {

@@ -184,7 +184,7 @@ func stickyLogins(s settings, oidc bool) bool {
 // and each has its own annotations for it. Only the one it names is known
 // to be enough.
 func ingressAffinityNote(s settings) string {
-	if s.ingress == nil || s.ingress.Annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie" {
+	if s.ingress == nil || s.ingress.annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie" {
 		return ""
 	}
 	return fmt.Sprintf("with OIDC and %d API replicas, a login must come back to the replica that began it: the API Service has sessionAffinity ClientIP, "+

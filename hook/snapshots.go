@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
 	// The time zone database, for machines without one (the hook's
 	// distroless image): a timeZone valid for the API server is valid here.
 	_ "time/tzdata"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
@@ -28,16 +30,6 @@ import (
 // StatefulSet, the volumeClaimTemplate "snapshots", mounted at
 // snapshot.PathRepo. The README's section on snapshots says why this design
 // and not another.
-
-// SnapshotsSpec is spec.elasticsearch.snapshots.
-type SnapshotsSpec struct {
-	Schedule         string `json:"schedule,omitempty"`
-	TimeZone         string `json:"timeZone,omitempty"`
-	Keep             *int32 `json:"keep,omitempty"`
-	Suspend          bool   `json:"suspend,omitempty"`
-	StorageSize      string `json:"storageSize,omitempty"`
-	StorageClassName string `json:"storageClassName,omitempty"`
-}
 
 // snapshotSettings are the checked snapshots spec; nil in settings when
 // snapshots are off.
@@ -76,7 +68,7 @@ var timeZonePattern = regexp.MustCompile(`^[A-Za-z\.\-_0-9+]{1,14}$`)
 
 // resolveSnapshots checks spec.elasticsearch.snapshots. dataSize is the
 // data volume's size, the snapshot volume's default.
-func resolveSnapshots(spec SnapshotsSpec, dataSize resource.Quantity) (*snapshotSettings, *fieldError) {
+func resolveSnapshots(spec v1alpha1.SnapshotsSpec, dataSize resource.Quantity) (*snapshotSettings, *fieldError) {
 	const field = "elasticsearch.snapshots."
 	s := &snapshotSettings{schedule: spec.Schedule, timeZone: spec.TimeZone, suspend: spec.Suspend, class: spec.StorageClassName, size: dataSize}
 	if err := checkTimeZone(spec.TimeZone); err != nil {
@@ -280,8 +272,8 @@ func snapshotJobName(cronJob string, scheduled time.Time) string {
 }
 
 // snapshotsStatus reports the snapshot volume and the CronJob's last runs.
-func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *batchv1.CronJob) *SnapshotsStatus {
-	st := &SnapshotsStatus{Claim: claimName}
+func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *batchv1.CronJob) *v1alpha1.SnapshotsStatus {
+	st := &v1alpha1.SnapshotsStatus{Claim: claimName}
 	if claim != nil {
 		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
 			st.Capacity = c.String()
@@ -291,7 +283,7 @@ func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *
 		st.LastScheduleTime = cj.Status.LastScheduleTime
 		st.LastSuccessfulTime = cj.Status.LastSuccessfulTime
 	}
-	if *st == (SnapshotsStatus{}) {
+	if *st == (v1alpha1.SnapshotsStatus{}) {
 		return nil
 	}
 	return st

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 const (
@@ -27,67 +29,8 @@ const (
 	defaultHeap = "512m"
 )
 
-// Spec is the Monocle spec as the CRD in crd/ defines it. The seed
-// operator's fields (monoclePublicURL, storageSize, storageClassName,
-// route) are kept as aliases so that its objects keep working.
-type Spec struct {
-	PublicURL        string                        `json:"publicURL,omitempty"`
-	MonoclePublicURL string                        `json:"monoclePublicURL,omitempty"`
-	Image            string                        `json:"image,omitempty"`
-	WebappTitle      string                        `json:"webappTitle,omitempty"`
-	StorageSize      string                        `json:"storageSize,omitempty"`
-	StorageClassName string                        `json:"storageClassName,omitempty"`
-	Route            *RouteSpec                    `json:"route,omitempty"`
-	Elasticsearch    ElasticsearchSpec             `json:"elasticsearch,omitempty"`
-	API              APISpec                       `json:"api,omitempty"`
-	Crawler          CrawlerSpec                   `json:"crawler,omitempty"`
-	Ingress          *IngressSpec                  `json:"ingress,omitempty"`
-	Config           string                        `json:"config,omitempty"`
-	ConfigMapRef     *LocalRef                     `json:"configMapRef,omitempty"`
-	SecretRef        *LocalRef                     `json:"secretRef,omitempty"`
-	NodeSelector     map[string]string             `json:"nodeSelector,omitempty"`
-	Tolerations      []corev1.Toleration           `json:"tolerations,omitempty"`
-	Affinity         *corev1.Affinity              `json:"affinity,omitempty"`
-	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
-}
-
-type RouteSpec struct {
-	Host   string            `json:"host,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-type ElasticsearchSpec struct {
-	Image              string                       `json:"image,omitempty"`
-	StorageSize        string                       `json:"storageSize,omitempty"`
-	StorageClassName   string                       `json:"storageClassName,omitempty"`
-	Heap               string                       `json:"heap,omitempty"`
-	Resources          *corev1.ResourceRequirements `json:"resources,omitempty"`
-	URL                string                       `json:"url,omitempty"`
-	URLSecretRef       *corev1.SecretKeySelector    `json:"urlSecretRef,omitempty"`
-	DeleteDataOnDelete bool                         `json:"deleteDataOnDelete,omitempty"`
-	Snapshots          *SnapshotsSpec               `json:"snapshots,omitempty"`
-}
-
-type APISpec struct {
-	Replicas  *int32                       `json:"replicas,omitempty"`
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-}
-
-type CrawlerSpec struct {
-	Enabled   *bool                        `json:"enabled,omitempty"`
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-}
-
-type IngressSpec struct {
-	Host          string            `json:"host,omitempty"`
-	ClassName     string            `json:"className,omitempty"`
-	TLSSecretName string            `json:"tlsSecretName,omitempty"`
-	Annotations   map[string]string `json:"annotations,omitempty"`
-}
-
-type LocalRef struct {
-	Name string `json:"name"`
-}
+// Spec is the Monocle spec, as the CRD (generated from it) defines it.
+type Spec = v1alpha1.MonocleSpec
 
 // settings is a spec with its defaults applied and its values checked: all
 // that the child constructors read.
@@ -113,8 +56,9 @@ type settings struct {
 // ingressSettings is the spec's Ingress with the seed's route.host folded
 // in: the seed always made an edge-TLS Route, so a route.host gets TLS too.
 type ingressSettings struct {
-	IngressSpec
-	edgeTLS bool
+	v1alpha1.IngressSpec
+	annotations map[string]string
+	edgeTLS     bool
 }
 
 type elasticSettings struct {
@@ -228,14 +172,14 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
 		config:      spec.Config,
 		scheduling: scheduling{
-			nodeSelector:     spec.NodeSelector,
-			tolerations:      spec.Tolerations,
-			affinity:         spec.Affinity,
-			imagePullSecrets: spec.ImagePullSecrets,
+			nodeSelector:     v1alpha1.StringMap(spec.NodeSelector),
+			tolerations:      v1alpha1.CoreTolerations(spec.Tolerations),
+			affinity:         spec.Affinity.Core(),
+			imagePullSecrets: v1alpha1.CoreImagePullSecrets(spec.ImagePullSecrets),
 		},
 		elastic: elasticSettings{
 			url:        es.URL,
-			urlSecret:  es.URLSecretRef,
+			urlSecret:  es.URLSecretRef.Core(),
 			image:      cmp.Or(es.Image, DefaultElasticImage),
 			class:      cmp.Or(es.StorageClassName, spec.StorageClassName),
 			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
@@ -264,6 +208,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		in := ingressSettings{}
 		if spec.Ingress != nil {
 			in.IngressSpec = *spec.Ingress
+			in.annotations = v1alpha1.StringMap(spec.Ingress.Annotations)
 		}
 		if in.Host == "" && spec.Route != nil {
 			in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
@@ -322,7 +267,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	}
 
 	var note string
-	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, es.Resources); ferr != nil {
+	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, es.Resources.Core()); ferr != nil {
 		return settings{}, ferr
 	}
 	if note != "" {
@@ -333,8 +278,8 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			return settings{}, ferr
 		}
 	}
-	s.apiRes = resourcesOr(spec.API.Resources, resources("100m", "256Mi", "1Gi"))
-	s.crawlerRes = resourcesOr(spec.Crawler.Resources, resources("50m", "128Mi", "512Mi"))
+	s.apiRes = resourcesOr(spec.API.Resources.Core(), resources("100m", "256Mi", "1Gi"))
+	s.crawlerRes = resourcesOr(spec.Crawler.Resources.Core(), resources("50m", "128Mi", "512Mi"))
 	return s, nil
 }
 

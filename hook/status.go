@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 // Condition types of a Monocle.
@@ -72,7 +74,7 @@ type statusInput struct {
 	retaining string
 	// recreating: the StatefulSet goes, to come back with the snapshot volume.
 	recreating bool
-	storage    *StorageStatus
+	storage    *v1alpha1.StorageStatus
 	specErrors []*fieldError
 	notes      []string // on values applied but unwise
 	// The update-idents Job of the current idents, if observed, and its name
@@ -90,8 +92,8 @@ type statusInput struct {
 
 // makeStatus is computed from observed children only; time enters only as
 // a condition's lastTransitionTime, and only when its status changes.
-func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in statusInput) Status {
-	st := Status{URL: in.url, Storage: in.storage}
+func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in statusInput) v1alpha1.MonocleStatus {
+	st := v1alpha1.MonocleStatus{URL: in.url, Storage: in.storage}
 	var waiting []string
 	component := func(name string, ready, enabled bool, off string) string {
 		switch {
@@ -107,7 +109,7 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 	st.Elastic = component("elastic", statefulSetReady(sts), !in.external, "External")
 	st.API = component("api", deploymentReady(api), true, "")
 	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.crawler]), in.crawler, "Disabled")
-	if v := (Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (Versions{}) {
+	if v := (v1alpha1.Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
 
@@ -189,10 +191,10 @@ func runningImage(w any) string {
 	return containers[0].Image
 }
 
-// Refused is the SpecApplied condition when the spec, or the config the
+// refused is the SpecApplied condition when the spec, or the config the
 // pods would read, is refused (InvalidSpec, ConfigInvalid), else nil:
 // render fails on it, and the invalid_spec error metric counts it.
-func (s Status) Refused() *metav1.Condition {
+func refused(s v1alpha1.MonocleStatus) *metav1.Condition {
 	c := meta.FindStatusCondition(s.Conditions, ConditionSpecApplied)
 	if c == nil || (c.Reason != ReasonInvalidSpec && c.Reason != ReasonConfigInvalid) {
 		return nil

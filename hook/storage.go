@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 // Elasticsearch's volume: the claim template, its growth and its retention.
@@ -115,8 +117,8 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 }
 
 // storageStatus reports the size asked and the volume's capacity.
-func storageStatus(n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *StorageStatus {
-	st := &StorageStatus{Claim: n.dataClaim(), Requested: s.elastic.size.String()}
+func storageStatus(n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *v1alpha1.StorageStatus {
+	st := &v1alpha1.StorageStatus{Claim: n.dataClaim(), Requested: s.elastic.size.String()}
 	if !s.elastic.sizeAsked {
 		// A default size is never held against a volume: what the
 		// volume was made with is what is requested.

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 // SyncRequest is the body Metacontroller POSTs to a CompositeController's sync
@@ -76,49 +78,12 @@ type RelatedRule struct {
 // SyncResponse is the hook's answer: the whole desired set of children (a
 // child left out is deleted) and the parent's whole status.
 type SyncResponse struct {
-	Status    Status  `json:"status"`
-	Children  []Child `json:"children"`
-	Finalized bool    `json:"finalized,omitempty"`
+	Status    v1alpha1.MonocleStatus `json:"status"`
+	Children  []Child                `json:"children"`
+	Finalized bool                   `json:"finalized,omitempty"`
 }
 
 // Child is one desired object: a typed Kubernetes object with its TypeMeta
 // set, or (when a bad spec makes the hook repeat what it answered before) a
 // raw JSON object.
 type Child any
-
-// Status is the Monocle's status as the hook writes it. The three component
-// fields keep the seed operator's names and values.
-type Status struct {
-	Elastic    string             `json:"monocle-elastic,omitempty"`
-	API        string             `json:"monocle-api,omitempty"`
-	Crawler    string             `json:"monocle-crawler,omitempty"`
-	URL        string             `json:"url,omitempty"`
-	Versions   *Versions          `json:"versions,omitempty"`
-	Storage    *StorageStatus     `json:"storage,omitempty"`
-	Snapshots  *SnapshotsStatus   `json:"snapshots,omitempty"`
-	Conditions []metav1.Condition `json:"conditions"`
-}
-
-// Versions are the images observed running: a component's image once its
-// rollout is complete.
-type Versions struct {
-	Monocle       string `json:"monocle,omitempty"`
-	Elasticsearch string `json:"elasticsearch,omitempty"`
-}
-
-// StorageStatus compares the size asked for Elasticsearch's volume with the
-// volume's own.
-type StorageStatus struct {
-	Claim     string `json:"claim"`
-	Requested string `json:"requested,omitempty"`
-	Capacity  string `json:"capacity,omitempty"`
-}
-
-// SnapshotsStatus is the snapshot volume and the snapshot CronJob's last
-// runs, as the CronJob controller records them.
-type SnapshotsStatus struct {
-	Claim              string       `json:"claim,omitempty"`
-	Capacity           string       `json:"capacity,omitempty"`
-	LastScheduleTime   *metav1.Time `json:"lastScheduleTime,omitempty"`
-	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
-}

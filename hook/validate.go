@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
 
 // validateChildValues checks every spec value that the hook copies into a
@@ -26,13 +28,13 @@ import (
 func validateChildValues(spec *Spec) *fieldError {
 	es := spec.Elasticsearch
 	var errs field.ErrorList
-	errs = append(errs, validateResources(es.Resources, field.NewPath("elasticsearch", "resources"))...)
-	errs = append(errs, validateResources(spec.API.Resources, field.NewPath("api", "resources"))...)
-	errs = append(errs, validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources"))...)
+	errs = append(errs, validateResources(es.Resources.Core(), field.NewPath("elasticsearch", "resources"))...)
+	errs = append(errs, validateResources(spec.API.Resources.Core(), field.NewPath("api", "resources"))...)
+	errs = append(errs, validateResources(spec.Crawler.Resources.Core(), field.NewPath("crawler", "resources"))...)
 
-	errs = append(errs, validateNodeSelector(spec.NodeSelector, field.NewPath("nodeSelector"))...)
-	errs = append(errs, validateTolerations(spec.Tolerations, field.NewPath("tolerations"))...)
-	errs = append(errs, validateAffinity(spec.Affinity, field.NewPath("affinity"))...)
+	errs = append(errs, validateNodeSelector(v1alpha1.StringMap(spec.NodeSelector), field.NewPath("nodeSelector"))...)
+	errs = append(errs, validateTolerations(v1alpha1.CoreTolerations(spec.Tolerations), field.NewPath("tolerations"))...)
+	errs = append(errs, validateAffinity(spec.Affinity.Core(), field.NewPath("affinity"))...)
 
 	// A PersistentVolumeClaim's class, and the names of the objects a pod
 	// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
@@ -367,20 +369,21 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.E
 // must fit 256 KiB.
 const maxIngressAnnotations = 16 << 10
 
-func validateIngress(in *IngressSpec, p *field.Path) field.ErrorList {
+func validateIngress(in *v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
 	errs := ingressHost(in.Host, p.Child("host"))
 	errs = append(errs, dnsSubdomain(in.ClassName, p.Child("className"))...)
 	errs = append(errs, dnsSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)
-	errs = append(errs, apivalidation.ValidateAnnotations(in.Annotations, p.Child("annotations"))...)
+	annotations := v1alpha1.StringMap(in.Annotations)
+	errs = append(errs, apivalidation.ValidateAnnotations(annotations, p.Child("annotations"))...)
 	total := 0
-	for k, v := range in.Annotations {
+	for k, v := range annotations {
 		total += len(k) + len(v)
 	}
 	if total > maxIngressAnnotations {
 		errs = append(errs, field.TooLong(p.Child("annotations"), "", maxIngressAnnotations))
 	}
 	const classAnnotation = "kubernetes.io/ingress.class"
-	if v, ok := in.Annotations[classAnnotation]; ok && in.ClassName != "" && v != in.ClassName {
+	if v, ok := annotations[classAnnotation]; ok && in.ClassName != "" && v != in.ClassName {
 		errs = append(errs, field.Invalid(p.Child("annotations").Key(classAnnotation), v, "must match `ingressClassName` when both are specified"))
 	}
 	return errs

@@ -67,22 +67,41 @@ bench:
 # The pinned helm that tools/assets.sh builds (with the control plane, once);
 # `make manifests HELM=helm` uses another one.
 HELM ?= $(shell tools/assets.sh)/helm
+# helm-docs (pinned in tools/helm-docs) writes chart/README.md: the prose of
+# chart/README.md.gotmpl, then a table of the values from values.yaml's
+# `# --` comments, in the file's order.
+HELM_DOCS = $(GO) tool -modfile=tools/helm-docs/go.mod helm-docs --chart-search-root chart \
+	--template-files README.md.gotmpl --sort-values-order file --log-level warning
+
+# controller-gen (pinned in tools/controller-gen) writes crd/monocle.yaml
+# from api/v1alpha1's types and markers; crd's tests fail when it is stale.
+CONTROLLER_GEN = $(GO) tool -modfile=tools/controller-gen/go.mod controller-gen
 
 # metacontroller/*.yaml are generated from the chart (e2e/chart_test.go fails
 # when they are stale); the chart's CRD, alert rules and dashboard are
 # copies of crd/ and observability/ (Helm reads no file outside the chart).
 manifests:
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:stdout >crd/monocle.yaml.tmp
+	mv crd/monocle.yaml.tmp crd/monocle.yaml
 	cp crd/monocle.yaml chart/crds/monocle.yaml
 	mkdir -p chart/files
 	cp observability/rules.yaml observability/dashboard.json chart/files/
 	HELM="$(HELM)" metacontroller/generate.sh
+	$(HELM_DOCS)
 
 # helm lint asks no cluster (it only logs the chart's `fail` for a missing
 # Metacontroller API): capabilityChecks=false, as for any `helm template`
 # pipeline, so that the ServiceMonitor and PrometheusRule are linted too.
+# Then chart/README.md must be what helm-docs writes. helm-docs exits 0 on
+# a chart it cannot read or a template it cannot run (it logs a warning and
+# writes nothing, or half), so a warning fails too.
 chart-lint:
 	$(HELM) lint --strict chart --set capabilityChecks=false
 	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart --set capabilityChecks=false -f "$$f" || exit 1; done
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	{ $(HELM_DOCS) --dry-run >"$$tmp/README.md" 2>"$$tmp/log"; status=$$?; cat "$$tmp/log" >&2; } && \
+	if [ $$status -ne 0 ] || grep -q 'level=' "$$tmp/log"; then echo "helm-docs failed on chart/" >&2; exit 1; fi && \
+	if ! diff -u chart/README.md "$$tmp/README.md"; then echo "chart/README.md is stale: run make manifests (helm-docs writes it from chart/README.md.gotmpl and chart/values.yaml)" >&2; exit 1; fi
 
 # The alert rules: syntax and best practices, then their unit tests.
 # promtool is built once from the module proxy (tools/promtool.sh).

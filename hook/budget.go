@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // The cost model: the heap a request may take at its peak, estimated before
@@ -62,7 +64,7 @@ func syncCost(req *SyncRequest) int64 {
 	_ = json.Unmarshal(req.Parent.Spec, &spec)
 	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
 	// The generated ConfigMap is a source; the mounted copies are not.
-	candidates := []*corev1.ConfigMap{observe(req.Children).ConfigMaps[namesFor(req.Parent.Metadata.Name).api]}
+	candidates := []*corev1.ConfigMap{observe(req.Children).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]}
 	for _, cm := range req.Related.ConfigMaps {
 		candidates = append(candidates, cm)
 	}

@@ -1,18 +1,17 @@
 package hook
 
 import (
-	"strconv"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // One constructor per child. Each is a pure function of its arguments and
@@ -35,10 +34,10 @@ func objectMeta(name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: labels}
 }
 
-func makeSecret(n names, data map[string][]byte) *corev1.Secret {
+func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   typeSecret,
-		ObjectMeta: objectMeta(n.api, n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.API, n.Labels(componentAPI)),
 		// data, never stringData: the server stores only data, so a
 		// stringData answer would differ from what is read back, forever.
 		Data: data,
@@ -46,21 +45,21 @@ func makeSecret(n names, data map[string][]byte) *corev1.Secret {
 	}
 }
 
-func makeConfigMap(n names, data map[string]string) *corev1.ConfigMap {
+func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   typeConfigMap,
-		ObjectMeta: objectMeta(n.api, n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.API, n.Labels(componentAPI)),
 		Data:       data,
 	}
 }
 
-func makeService(n names, name, component string, port int32) *corev1.Service {
+func makeService(n instance.Names, name, component string, port int32) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   typeService,
-		ObjectMeta: objectMeta(name, n.labels(component)),
+		ObjectMeta: objectMeta(name, n.Labels(component)),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: n.selector(component),
+			Selector: n.Selector(component),
 			Ports: []corev1.ServicePort{{
 				Name:       "http",
 				Port:       port,
@@ -81,7 +80,7 @@ func makeService(n names, name, component string, port int32) *corev1.Service {
 // it mounts it and gives Elasticsearch its path.repo, snapshots on or off,
 // so that the snapshots taken stay readable (and restorable) and turning
 // snapshots off restarts nothing.
-func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, retain bool, dataVolume *corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
+func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.StatefulSet, retain bool, dataVolume *corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if s.elastic.deleteData && !retain {
 		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
@@ -90,7 +89,7 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 	if s.snapshots != nil {
 		templates = append(templates, snapshotsClaim(s.snapshots))
 	}
-	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)}, n.elastic
+	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)}, n.Elastic
 	if observed != nil {
 		selector, serviceName, templates = observed.Spec.Selector, observed.Spec.ServiceName, observed.Spec.VolumeClaimTemplates
 	}
@@ -104,19 +103,19 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 			{Name: "xpack.security.enabled", Value: "false"},
 			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
 		},
-		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: elasticPort, Protocol: corev1.ProtocolTCP}},
+		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
 		// Ready once the cluster is at least yellow: a 408 otherwise.
 		ReadinessProbe: httpProbe("/_cluster/health?wait_for_status=yellow&timeout=1s", 10, 3),
 		Resources:      s.elastic.res,
 		VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: "/usr/share/elasticsearch/data"}},
 	}
-	if claimTemplate(templates, snapshotsVolume) != nil {
+	if claimTemplate(templates, instance.SnapshotsVolume) != nil {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: snapshotsVolume, MountPath: snapshot.PathRepo})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
 	}
 	return &appsv1.StatefulSet{
 		TypeMeta:   typeStatefulSet,
-		ObjectMeta: objectMeta(n.elastic, n.labels(componentElastic)),
+		ObjectMeta: objectMeta(n.Elastic, n.Labels(componentElastic)),
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr.To(int32(1)),
 			ServiceName: serviceName,
@@ -130,7 +129,7 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentElastic)},
+				ObjectMeta: metav1.ObjectMeta{Labels: n.Labels(componentElastic)},
 				Spec:       podSpec(s.scheduling, c),
 			},
 			VolumeClaimTemplates: templates,
@@ -142,10 +141,10 @@ func makeElasticStatefulSet(n names, s settings, observed *appsv1.StatefulSet, r
 // pods mount. Named by its hash and immutable: a new config is a new
 // ConfigMap (which rolls the pods), and no edit reaches running pods
 // without the hook's validation.
-func makeMountedConfigMap(n names, cfg validConfig) *corev1.ConfigMap {
+func makeMountedConfigMap(n instance.Names, cfg validConfig) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   typeConfigMap,
-		ObjectMeta: objectMeta(n.mountedConfig(cfg.hash), n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.MountedConfig(cfg.hash), n.Labels(componentAPI)),
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{configFile: cfg.text},
 	}
@@ -157,8 +156,8 @@ type rollout struct {
 	secretHash string // of the Secrets in their environment
 }
 
-func makeAPIDeployment(n names, s settings, r rollout) *appsv1.Deployment {
-	c := monocleContainer(n, s, "api", apiPort)
+func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployment {
+	c := monocleContainer(n, s, "api", instance.APIPort)
 	// The API creates its indices before it answers /health, retrying
 	// Elasticsearch for about 64 s (src/Monocle/Main.hs): up to 5 minutes
 	// to start, so that a first install, Elasticsearch starting too, is not
@@ -175,19 +174,19 @@ func makeAPIDeployment(n names, s settings, r rollout) *appsv1.Deployment {
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	return makeDeployment(n, s, n.api, componentAPI, s.apiReplicas, strategy, r, c)
+	return makeDeployment(n, s, n.API, componentAPI, s.apiReplicas, strategy, r, c)
 }
 
 // makeCrawlerDeployment runs one crawler, replaced with Recreate: two at
 // once would crawl everything twice and spend the providers' rate limits
 // twice (Monocle's own k8s/crawler-deployment.yaml does the same).
 // observed, when not nil, is the crawler as it exists (see crawlerStrategy).
-func makeCrawlerDeployment(n names, s settings, r rollout, observed *appsv1.Deployment) *appsv1.Deployment {
+func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *appsv1.Deployment) *appsv1.Deployment {
 	c := monocleContainer(n, s, "crawler", crawlerPort)
 	// The crawler talks to the API, never to Elasticsearch.
-	c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: apiURL(n)})
+	c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: n.APIURL()})
 	c.Resources = s.crawlerRes
-	return makeDeployment(n, s, n.crawler, componentCrawler, 1, crawlerStrategy(observed), r, c)
+	return makeDeployment(n, s, n.Crawler, componentCrawler, 1, crawlerStrategy(observed), r, c)
 }
 
 // crawlerStrategy is Recreate. A crawler an earlier hook made RollingUpdate
@@ -209,17 +208,17 @@ func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: current.RollingUpdate}
 }
 
-func makeDeployment(n names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
+func makeDeployment(n instance.Names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		TypeMeta:   typeDeployment,
-		ObjectMeta: objectMeta(name, n.labels(component)),
+		ObjectMeta: objectMeta(name, n.Labels(component)),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: n.selector(component)},
+			Selector: &metav1.LabelSelector{MatchLabels: n.Selector(component)},
 			Strategy: strategy,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels:      n.labels(component),
+					Labels:      n.Labels(component),
 					Annotations: map[string]string{annotationSecretHash: r.secretHash},
 				},
 				Spec: withConfigVolume(r.config, podSpec(s.scheduling, c)),
@@ -230,8 +229,8 @@ func makeDeployment(n names, s settings, name, component string, replicas int32,
 
 // monocleContainer is what the API and the crawler share: the image, the
 // Secrets as environment, the config file and health on the given port.
-func monocleContainer(n names, s settings, command string, port int32) corev1.Container {
-	envFrom := []corev1.EnvFromSource{secretEnv(n.api)}
+func monocleContainer(n instance.Names, s settings, command string, port int32) corev1.Container {
+	envFrom := []corev1.EnvFromSource{secretEnv(n.API)}
 	if s.secret != "" {
 		// Later sources win: the user's keys override the generated ones.
 		envFrom = append(envFrom, secretEnv(s.secret))
@@ -255,14 +254,14 @@ func secretEnv(name string) corev1.EnvFromSource {
 
 // elasticURLEnv points at the managed Elasticsearch, at an external URL, or
 // at a Secret key holding one (with credentials: never in the spec).
-func elasticURLEnv(n names, s settings) corev1.EnvVar {
+func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
 	e := corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.url}
 	switch {
 	case s.elastic.urlSecret != nil:
 		e.Value = ""
 		e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}
 	case s.elastic.url == "":
-		e.Value = elasticURL(n)
+		e.Value = n.ElasticURL()
 	}
 	return e
 }
@@ -271,7 +270,7 @@ func elasticURLEnv(n names, s settings) corev1.EnvVar {
 // carries the idents' hash, so an idents change is a new Job. observed, when
 // not nil, is the Job of that name as it exists: a Job's template is
 // immutable, so it is answered as it is.
-func makeUpdateIdentsJob(n names, s settings, identsHash, config string, observed *batchv1.Job) *batchv1.Job {
+func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string, observed *batchv1.Job) *batchv1.Job {
 	c := corev1.Container{
 		Name:  "update-idents",
 		Image: s.image,
@@ -280,18 +279,18 @@ func makeUpdateIdentsJob(n names, s settings, identsHash, config string, observe
 		Command: []string{"monocle", "janitor", "update-idents",
 			"--elastic", "$(MONOCLE_ELASTIC_URL)", "--config", configDir + "/" + configFile},
 		Env:          []corev1.EnvVar{elasticURLEnv(n, s)},
-		Resources:    resources("100m", "256Mi", "1Gi"),
+		Resources:    instance.Resources("100m", "256Mi", "1Gi"),
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
 	spec := withConfigVolume(config, podSpec(s.scheduling, c))
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
 		TypeMeta:   typeJob,
-		ObjectMeta: objectMeta(n.updateIdentsJob(identsHash), n.labels(componentUpdateIdents)),
+		ObjectMeta: objectMeta(n.UpdateIdentsJob(identsHash), n.Labels(componentUpdateIdents)),
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(3)),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: n.labels(componentUpdateIdents)},
+				ObjectMeta: metav1.ObjectMeta{Labels: n.Labels(componentUpdateIdents)},
 				Spec:       spec,
 			},
 		},
@@ -303,10 +302,10 @@ func makeUpdateIdentsJob(n names, s settings, identsHash, config string, observe
 }
 
 // makeIngress routes the public host to the API Service.
-func makeIngress(n names, in *ingressSettings) *networkingv1.Ingress {
+func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{
 		TypeMeta:   typeIngress,
-		ObjectMeta: objectMeta(n.api, n.labels(componentAPI)),
+		ObjectMeta: objectMeta(n.API, n.Labels(componentAPI)),
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{
 				Host: in.Host,
@@ -315,7 +314,7 @@ func makeIngress(n names, in *ingressSettings) *networkingv1.Ingress {
 						Path:     "/",
 						PathType: ptr.To(networkingv1.PathTypePrefix),
 						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: n.api,
+							Name: n.API,
 							Port: networkingv1.ServiceBackendPort{Name: "http"},
 						}},
 					}},
@@ -335,31 +334,21 @@ func makeIngress(n names, in *ingressSettings) *networkingv1.Ingress {
 	return ing
 }
 
-// podSpec wraps one container in a pod that meets the restricted Pod
-// Security Standard, running as the images' own user, scheduled as asked.
+// podSpec is the restricted pod of a Monocle's image, scheduled as asked;
+// its volumes belong to the image's user.
 func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
-	c.SecurityContext = &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}
-	return corev1.PodSpec{
-		Containers: []corev1.Container{c},
-		// Monocle and Elasticsearch never call the Kubernetes API: no token
-		// of the namespace's default ServiceAccount in pods that run images
-		// the Monocle's author chose.
-		AutomountServiceAccountToken: ptr.To(false),
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To(int64(imageUser)),
-			RunAsGroup:     ptr.To(int64(imageUser)),
-			FSGroup:        ptr.To(int64(imageUser)),
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
-		NodeSelector:     sched.nodeSelector,
-		Tolerations:      sched.tolerations,
-		Affinity:         sched.affinity,
-		ImagePullSecrets: sched.imagePullSecrets,
-	}
+	pod := instance.RestrictedPod(c, instance.ImageUser)
+	pod.SecurityContext.FSGroup = ptr.To(int64(instance.ImageUser))
+	return scheduled(pod, sched)
+}
+
+// scheduled is pod with the spec's scheduling.
+func scheduled(pod corev1.PodSpec, sched scheduling) corev1.PodSpec {
+	pod.NodeSelector = sched.nodeSelector
+	pod.Tolerations = sched.tolerations
+	pod.Affinity = sched.affinity
+	pod.ImagePullSecrets = sched.imagePullSecrets
+	return pod
 }
 
 // withConfigVolume mounts the validated config, ConfigMap configMap.
@@ -384,18 +373,3 @@ func httpProbe(path string, period, timeout int32) *corev1.Probe {
 		TimeoutSeconds: timeout,
 	}
 }
-
-// resources requests cpu and memory and limits memory only: a CPU limit
-// would throttle Elasticsearch's and Monocle's start for nothing.
-func resources(cpu, memory, memoryLimit string) corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(cpu),
-			corev1.ResourceMemory: resource.MustParse(memory),
-		},
-		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)},
-	}
-}
-
-func elasticURL(n names) string { return "http://" + n.elastic + ":" + strconv.Itoa(elasticPort) }
-func apiURL(n names) string     { return "http://" + n.api + ":" + strconv.Itoa(apiPort) }

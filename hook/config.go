@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // defaultConfig is the seed operator's: one workspace, no crawlers.
@@ -47,7 +49,7 @@ type validConfig struct {
 
 // configSource is the config.yaml the user means: the one in their
 // ConfigMap when the spec names one, else the generated N-api's.
-func configSource(n names, s settings, generated map[string]string, rel Related) (string, *fieldError) {
+func configSource(n instance.Names, s settings, generated map[string]string, rel Related) (string, *fieldError) {
 	if s.configMap == "" {
 		return generated[configFile], nil
 	}
@@ -73,7 +75,7 @@ const MaxConfigJSON = monocleconfig.MaxBytes
 // validateConfig checks a config.yaml exactly as Monocle's loader would at
 // start, with env the environment variables the pods get. It is first
 // bounded by size, before any parsing.
-func validateConfig(n names, s settings, text string, env func(string) bool) (validConfig, *fieldError) {
+func validateConfig(n instance.Names, s settings, text string, env func(string) bool) (validConfig, *fieldError) {
 	err := configFits(text)
 	var cfg *monocleconfig.Config
 	if err == nil {
@@ -85,7 +87,7 @@ func validateConfig(n names, s settings, text string, env func(string) bool) (va
 		case s.configMap != "":
 			field, where = "configMapRef.name", fmt.Sprintf("ConfigMap %s: ", quote(s.configMap))
 		case s.config == "":
-			field, where = "", fmt.Sprintf("ConfigMap %q (generated, edited by hand): ", n.api)
+			field, where = "", fmt.Sprintf("ConfigMap %q (generated, edited by hand): ", n.API)
 		}
 		return validConfig{}, &fieldError{ReasonConfigInvalid, field, fmt.Sprintf("%s%s is refused by Monocle: %v; the API and the crawler keep their config", where, configFile, err)}
 	}
@@ -107,7 +109,7 @@ func validateConfig(n names, s settings, text string, env func(string) bool) (va
 	return validConfig{
 		text:     text,
 		hash:     hashOf([]byte(text))[:configHashLength],
-		idents:   hashOf(canonical)[:identsHashLength],
+		idents:   hashOf(canonical)[:instance.IdentsHashLength],
 		tokens:   cfg.Tokens,
 		oidc:     cfg.OIDC,
 		warnings: cfg.Warnings,

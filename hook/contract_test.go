@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // What Monocle itself needs (its 1.11.2 source): a config it accepts, one
@@ -291,8 +293,8 @@ func TestJSONEscapedLen(t *testing.T) {
 // An earlier mounted config stays while pods may mount it: the Deployments
 // rolling out, or an update-idents Job still running; then it goes.
 func TestEarlierMountedConfigStaysWhilePodsNeedIt(t *testing.T) {
-	n := namesFor("monocle-sample")
-	earlier := n.mountedConfig(mustValidConfig(t, defaultConfig).hash)
+	n := instance.For("monocle-sample")
+	earlier := n.MountedConfig(mustValidConfig(t, defaultConfig).hash)
 	const edited = "workspaces:\n  - name: demo\n    crawlers: []\n# edited\n"
 	c := converged(t)
 	c.children["ConfigMap.v1"]["monocle-sample-api"]["data"].(map[string]any)[configFile] = edited

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Customize answers Metacontroller's customize hook: the related objects
@@ -17,11 +19,11 @@ func Customize(req *CustomizeRequest) (*CustomizeResponse, error) {
 	if req == nil || req.Parent == nil || req.Parent.Metadata.Name == "" {
 		return nil, fmt.Errorf("%w: no parent", ErrBadRequest)
 	}
-	n := namesFor(req.Parent.Metadata.Name)
+	n := instance.For(req.Parent.Metadata.Name)
 	rules := []RelatedRule{{
 		APIVersion:    "v1",
 		Resource:      "persistentvolumeclaims",
-		LabelSelector: &metav1.LabelSelector{MatchLabels: n.selector(componentElastic)},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)},
 	}}
 	// A spec that does not decode names nothing; the sync reports it.
 	spec, _ := decodeSpec(req.Parent.Spec)

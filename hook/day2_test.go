@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // steady is a Monocle with baseSpec as this hook leaves it (converged,
@@ -152,11 +154,11 @@ func TestConfigMapRef(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "team-config"}, Data: map[string]string{configFile: config}}}}
 	}
 	const team, teamIdents = "workspaces:\n  - name: team\n    crawlers: []\n", "workspaces:\n  - name: team\n    crawlers: []\n    idents: [{ident: Jane, aliases: [github.com/jane]}]\n"
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	req := steady(t, spec)
 	req.Related = cm(team)
 	a := decodeAnswer(t, syncJSON(t, req))
-	mounted := n.mountedConfig(mustValidConfig(t, team).hash)
+	mounted := n.MountedConfig(mustValidConfig(t, team).hash)
 	if got := a.child("ConfigMap", mounted); got == nil || nestedString(got, "data", configFile) != team {
 		t.Fatalf("mounted ConfigMap %s: %v", mounted, got)
 	}
@@ -173,7 +175,7 @@ func TestConfigMapRef(t *testing.T) {
 	slices.Sort(got)
 	want := []string{
 		"ConfigMap/" + mounted + " (removed)",
-		"ConfigMap/" + n.mountedConfig(mustValidConfig(t, teamIdents).hash) + " (added)",
+		"ConfigMap/" + n.MountedConfig(mustValidConfig(t, teamIdents).hash) + " (added)",
 		"Deployment/monocle-sample-api spec.template.spec.volumes",
 		"Deployment/monocle-sample-crawler spec.template.spec.volumes",
 	}

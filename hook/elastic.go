@@ -8,21 +8,23 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // elasticChildren are Elasticsearch's children (its Service, its
 // StatefulSet, the snapshot CronJob), as far as this answer goes: a
 // StatefulSet that must be recreated, or released before it goes, moves one
 // step per sync. What the status needs of them goes into in.
-func elasticChildren(namespace string, n names, s settings, obs Children, claims map[string]*corev1.PersistentVolumeClaim, env Env, in *statusInput) []Child {
+func elasticChildren(namespace string, n instance.Names, s settings, obs Children, claims map[string]*corev1.PersistentVolumeClaim, env Env, in *statusInput) []Child {
 	var out []Child
-	sts := obs.StatefulSets[n.elastic]
+	sts := obs.StatefulSets[n.Elastic]
 	switch {
 	case !s.elastic.external():
-		out = append(out, makeService(n, n.elastic, componentElastic, elasticPort))
+		out = append(out, makeService(n, n.Elastic, componentElastic, instance.ElasticPort))
 		switch elasticStepFor(s, sts, claims) {
 		case elasticApply:
-			answered := makeElasticStatefulSet(n, s, sts, false, claims[n.dataClaim()])
+			answered := makeElasticStatefulSet(n, s, sts, false, claims[n.DataClaim()])
 			out = append(out, answered)
 			if s.snapshots != nil {
 				// Only with the volume the snapshots are written to.
@@ -37,7 +39,7 @@ func elasticChildren(namespace string, n names, s settings, obs Children, claims
 			// Left out: deleted, its volumes retained.
 			in.recreating = true
 		}
-		in.storage = storageStatus(n, s, sts, claims[n.dataClaim()])
+		in.storage = storageStatus(n, s, sts, claims[n.DataClaim()])
 		if sts != nil {
 			in.specErrors = append(in.specErrors, storageChange(namespace, n, s, sts, claims)...)
 		}
@@ -82,7 +84,7 @@ const (
 // retained first.
 func elasticStepFor(s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) elasticStep {
 	switch {
-	case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) != nil:
+	case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil:
 		return elasticApply
 	case sts.DeletionTimestamp != nil:
 		return elasticRecreate

@@ -11,6 +11,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // lastApplied answers every observed child with what the hook last answered
@@ -138,20 +140,20 @@ func asMap(obj metav1.Object) (map[string]any, error) {
 // heldByPods lists the observed children that read the config or run the
 // Monocle image: the API and the crawler, their ConfigMaps, and the
 // update-idents Jobs.
-func heldByPods(n names, obs Children) []observedChild {
+func heldByPods(n instance.Names, obs Children) []observedChild {
 	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}, Jobs: map[string]*batchv1.Job{}}
 	for name, cm := range obs.ConfigMaps {
-		if name == n.api || strings.HasPrefix(name, n.mountedConfigPrefix()) {
+		if name == n.API || strings.HasPrefix(name, n.MountedConfigPrefix()) {
 			held.ConfigMaps[name] = cm
 		}
 	}
-	for _, name := range []string{n.api, n.crawler} {
+	for _, name := range []string{n.API, n.Crawler} {
 		if d := obs.Deployments[name]; d != nil {
 			held.Deployments[name] = d
 		}
 	}
 	for name, job := range obs.Jobs {
-		if strings.HasPrefix(name, n.updateIdentsPrefix()) {
+		if strings.HasPrefix(name, n.UpdateIdentsPrefix()) {
 			held.Jobs[name] = job
 		}
 	}
@@ -168,10 +170,10 @@ func heldByPods(n names, obs Children) []observedChild {
 // without a bound, quick edits of a large config would grow the sync
 // request past the hook's body limit, where only an answer could remove
 // them: a Monocle wedged for good.
-func stillMounted(n names, obs Children, current string) []observedChild {
+func stillMounted(n instance.Names, obs Children, current string) []observedChild {
 	keep := map[string]bool{}
 	rolling := false
-	for _, name := range []string{n.api, n.crawler} {
+	for _, name := range []string{n.API, n.Crawler} {
 		if d := obs.Deployments[name]; d != nil {
 			keep[mountedConfigOf(d)] = true
 			rolling = rolling || !deploymentReady(d)
@@ -186,7 +188,7 @@ func stillMounted(n names, obs Children, current string) []observedChild {
 	var rollingOnly []*corev1.ConfigMap
 	for name, cm := range obs.ConfigMaps {
 		switch {
-		case name == current || !strings.HasPrefix(name, n.mountedConfigPrefix()):
+		case name == current || !strings.HasPrefix(name, n.MountedConfigPrefix()):
 		case keep[name]:
 			held.ConfigMaps[name] = cm
 		case rolling:

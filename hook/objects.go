@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // objects are Monocles and the ConfigMaps and Secrets beside them, read
@@ -84,13 +86,13 @@ func (objs *objects) request(monocle json.RawMessage) (*SyncRequest, error) {
 	if err := json.Unmarshal([]byte(`{"parent":`+string(monocle)+`}`), &req); err != nil {
 		return nil, fmt.Errorf("reading the Monocle: %w", err)
 	}
-	ns, n := req.Parent.Metadata.Namespace, namesFor(req.Parent.Metadata.Name)
+	ns, n := req.Parent.Metadata.Namespace, instance.For(req.Parent.Metadata.Name)
 	req.Children = Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
-	if cm := objs.configMaps[ns+"/"+n.api]; cm != nil {
-		req.Children.ConfigMaps[n.api] = cm
+	if cm := objs.configMaps[ns+"/"+n.API]; cm != nil {
+		req.Children.ConfigMaps[n.API] = cm
 	}
-	if s := objs.secrets[ns+"/"+n.api]; s != nil {
-		req.Children.Secrets[n.api] = s
+	if s := objs.secrets[ns+"/"+n.API]; s != nil {
+		req.Children.Secrets[n.API] = s
 	}
 	req.Related = Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
 	for key, cm := range objs.configMaps {

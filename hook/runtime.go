@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // What Monocle reads once running, past its config loader: the crawler's
@@ -37,14 +39,14 @@ const listed = 5
 // tokenSecret is the Secret a token goes in: the user's own when the spec
 // names one (the pods read it too), else the generated one, whose keys the
 // hook keeps.
-func tokenSecret(n names, s settings) string {
-	return cmp.Or(s.secret, n.api)
+func tokenSecret(n instance.Names, s settings) string {
+	return cmp.Or(s.secret, n.API)
 }
 
 // missingTokens holds the crawler when a missing token would make its
 // process exit (hold), and notes those that only skip their crawler. A
 // crawler that is off reads no token.
-func missingTokens(namespace string, n names, s settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *fieldError, notes []string) {
+func missingTokens(namespace string, n instance.Names, s settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *fieldError, notes []string) {
 	if !s.crawler || tokens.Count == 0 {
 		return nil, nil
 	}
@@ -141,8 +143,8 @@ func kubectlIn(namespace string) string {
 // it has one (envFrom: later sources win), else the generated Secret's.
 // Short, it holds the API when the API signs with it (signs: OIDC, or an
 // admin token), else it is a note.
-func loginKey(namespace string, n names, s settings, generated map[string][]byte, rel Related, apiRuns, signs bool) (hold *fieldError, note string) {
-	secret, key := n.api, generated[jwkKeyName]
+func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel Related, apiRuns, signs bool) (hold *fieldError, note string) {
+	secret, key := n.API, generated[jwkKeyName]
 	if s.secret != "" {
 		if sec := byName(rel.Secrets)[s.secret]; sec != nil {
 			if k, ok := sec.Data[jwkKeyName]; ok {

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Configs whose crawler reads a token: a GitHub one, on which Monocle's
@@ -52,7 +54,7 @@ func apiVolume(t *testing.T, a answer) string {
 // crawler (a new one is not made); the rest applies. One whose absence
 // only skips its crawler is a note.
 func TestCrawlerTokenMissing(t *testing.T) {
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	const addGenerated = "kubectl -n default create secret generic monocle-sample-api --from-file=GITHUB_TOKEN --dry-run=client -o json | kubectl -n default patch secret monocle-sample-api --type=merge --patch-file=/dev/stdin"
 	tokens := func(data map[string]string) Related {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
@@ -102,7 +104,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 			req := steady(t, tc.spec)
 			req.Related = tc.related
 			for k, v := range tc.generated {
-				req.Children.Secrets[n.api].Data[k] = []byte(v)
+				req.Children.Secrets[n.API].Data[k] = []byte(v)
 			}
 			after := decodeAnswer(t, syncJSON(t, req))
 			c := after.Status.Condition(ConditionSpecApplied)
@@ -114,17 +116,17 @@ func TestCrawlerTokenMissing(t *testing.T) {
 					t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
 				}
 			}
-			crawler := after.child("Deployment", n.crawler)
+			crawler := after.child("Deployment", n.Crawler)
 			switch {
 			case strings.Contains(tc.spec, `"enabled":false`):
 				if crawler != nil {
 					t.Error("a crawler that is off is answered")
 				}
-			case tc.held != reflect.DeepEqual(crawler["spec"], before.child("Deployment", n.crawler)["spec"]):
+			case tc.held != reflect.DeepEqual(crawler["spec"], before.child("Deployment", n.Crawler)["spec"]):
 				t.Errorf("held %v, crawler answered %v", tc.held, crawler)
 			}
 			// The API runs the new config in every case.
-			if got, want := apiVolume(t, after), n.mountedConfig(hashOf([]byte(mustConfig(t, tc.spec)))[:configHashLength]); got != want {
+			if got, want := apiVolume(t, after), n.MountedConfig(hashOf([]byte(mustConfig(t, tc.spec)))[:configHashLength]); got != want {
 				t.Errorf("the API mounts %s, want %s", got, want)
 			}
 			if tc.held && after.child("ConfigMap", apiVolume(t, before)) == nil {
@@ -146,7 +148,7 @@ func mustConfig(t *testing.T, spec string) string {
 // is made and the API rolls once (its template hashes the Secret), and
 // nothing else changes.
 func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	c := newCluster(t, readFixture(t, "sync-v1-new-parent"))
 	c.parent = setSpec(t, c.parent, configSpec(t, githubConfig, ""))
 	body := syncJSON(t, c.request(t))
@@ -155,7 +157,7 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 		c.apply(t, syncJSON(t, c.request(t)))
 		c.markReady()
 	}
-	if c.children["Deployment.apps/v1"][n.crawler] != nil {
+	if c.children["Deployment.apps/v1"][n.Crawler] != nil {
 		t.Fatal("a crawler was made without its token")
 	}
 	if cond := decodeAnswer(t, syncJSON(t, c.request(t))).Status.Condition(ConditionSpecApplied); cond.Reason != ReasonCrawlerTokenMissing || !strings.Contains(cond.Message, "no crawler is made") {
@@ -163,13 +165,13 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 	}
 
 	// What the printed command does: a key added to the generated Secret.
-	c.children["Secret.v1"][n.api]["data"].(map[string]any)["GITHUB_TOKEN"] = "Z2hwX3g="
+	c.children["Secret.v1"][n.API]["data"].(map[string]any)["GITHUB_TOKEN"] = "Z2hwX3g="
 	created, updated, deleted := c.apply(t, syncJSON(t, c.request(t)))
-	if want := []string{"Deployment.apps/v1/" + n.crawler}; !slices.Equal(created, want) {
+	if want := []string{"Deployment.apps/v1/" + n.Crawler}; !slices.Equal(created, want) {
 		t.Errorf("created %v, want %v", created, want)
 	}
 	// The Secret's last-applied copy takes the key the hook now answers.
-	if want := []string{"Deployment.apps/v1/" + n.api, "Secret.v1/" + n.api}; !slices.Equal(updated, want) {
+	if want := []string{"Deployment.apps/v1/" + n.API, "Secret.v1/" + n.API}; !slices.Equal(updated, want) {
 		t.Errorf("updated %v, want %v", updated, want)
 	}
 	if len(deleted) > 0 {
@@ -185,7 +187,7 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 // API signs with it (an admin token, OIDC), an existing API and crawler
 // keep their templates: Monocle would draw a random key per process.
 func TestLoginKeyTooShort(t *testing.T) {
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	const secretValue = "k3y-v4lue"
 	user := func(key string, set bool) Related {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{"MONOCLE_ADMIN_TOKEN": []byte("a")}}
@@ -232,7 +234,7 @@ func TestLoginKeyTooShort(t *testing.T) {
 			req := steady(t, tc.spec)
 			req.Related = tc.related
 			if tc.generated != "" {
-				req.Children.Secrets[n.api].Data[jwkKeyName] = []byte(tc.generated)
+				req.Children.Secrets[n.API].Data[jwkKeyName] = []byte(tc.generated)
 			}
 			body := syncJSON(t, req)
 			if name == "the generated Secret's, edited short, with OIDC" {
@@ -254,7 +256,7 @@ func TestLoginKeyTooShort(t *testing.T) {
 			}
 			// Held: the API and the crawler answered as last applied, their
 			// running templates.
-			for _, name := range []string{n.api, n.crawler} {
+			for _, name := range []string{n.API, n.Crawler} {
 				var applied map[string]any
 				json.Unmarshal([]byte(req.Children.Deployments[name].Annotations[lastAppliedAnnotation]), &applied)
 				if got := a.child("Deployment", name); reflect.DeepEqual(got["spec"], applied["spec"]) != tc.held && tc.held {
@@ -272,7 +274,7 @@ func TestLoginKeyTooShort(t *testing.T) {
 	if c := a.Status.Condition(ConditionSpecApplied); c.Reason != ReasonLoginKeyTooShort || !strings.Contains(c.Message, "the API is made with it") {
 		t.Errorf("SpecApplied %+v", c)
 	}
-	if a.child("Deployment", n.api) == nil {
+	if a.child("Deployment", n.API) == nil {
 		t.Error("no API")
 	}
 }
@@ -281,7 +283,7 @@ func TestLoginKeyTooShort(t *testing.T) {
 // replica gets a Service with ClientIP affinity, and an Ingress without
 // affinity annotations a note.
 func TestOIDCLoginsStick(t *testing.T) {
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	const oidc = "auth:\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
 	tests := map[string]struct {
 		config, fields string
@@ -297,9 +299,9 @@ func TestOIDCLoginsStick(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			req := steady(t, configSpec(t, tc.config, tc.fields))
-			req.Children.Secrets[n.api].Data["MONOCLE_OIDC_SSO_CLIENT_SECRET"] = []byte("s")
+			req.Children.Secrets[n.API].Data["MONOCLE_OIDC_SSO_CLIENT_SECRET"] = []byte("s")
 			a := decodeAnswer(t, syncJSON(t, req))
-			spec := a.child("Service", n.api)["spec"].(map[string]any)
+			spec := a.child("Service", n.API)["spec"].(map[string]any)
 			got, _ := json.Marshal([]any{spec["sessionAffinity"], spec["sessionAffinityConfig"]})
 			want := `[null,null]`
 			if tc.sticky {
@@ -321,12 +323,12 @@ func TestOIDCLoginsStick(t *testing.T) {
 	body := syncJSON(t, c.request(t))
 	golden(t, "steady-oidc-replicas", body)
 	c.apply(t, body)
-	if got := c.children["Service.v1"][n.api]["spec"].(map[string]any)["sessionAffinity"]; got != "ClientIP" {
+	if got := c.children["Service.v1"][n.API]["spec"].(map[string]any)["sessionAffinity"]; got != "ClientIP" {
 		t.Fatalf("sessionAffinity %v", got)
 	}
 	c.parent = setSpec(t, c.parent, configSpec(t, oidc, ""))
 	c.apply(t, syncJSON(t, c.request(t)))
-	spec := c.children["Service.v1"][n.api]["spec"].(map[string]any)
+	spec := c.children["Service.v1"][n.API]["spec"].(map[string]any)
 	if spec["sessionAffinity"] != nil || spec["sessionAffinityConfig"] != nil {
 		t.Errorf("affinity left: %v %v", spec["sessionAffinity"], spec["sessionAffinityConfig"])
 	}

@@ -22,6 +22,8 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Snapshots of the managed Elasticsearch: a CronJob runs our own binary
@@ -44,8 +46,6 @@ type snapshotSettings struct {
 }
 
 const (
-	// snapshotsVolume names the volumeClaimTemplate and the mount.
-	snapshotsVolume = "snapshots"
 	// maxKeep bounds what a Monocle's writer sets (the CRD holds the same
 	// number).
 	maxKeep = 1000
@@ -54,9 +54,6 @@ const (
 	// snapshotAttempts is the Job's backoffLimit+1: a run Elasticsearch
 	// refused while restarting is tried again, a broken one not forever.
 	snapshotAttempts = 3
-	// hookImageUser is the uid and gid of the hook image's user
-	// (distroless nonroot), who runs the snapshot pods.
-	hookImageUser = 65532
 	// DefaultHookImage runs the snapshots when Env.Image is empty (main
 	// always sets it, from --image).
 	DefaultHookImage = "ghcr.io/change-metrics/monocle-hook:latest"
@@ -166,7 +163,7 @@ func scheduleIn(schedule, timeZone string) (cron.Schedule, error) {
 func snapshotsClaim(snap *snapshotSettings) corev1.PersistentVolumeClaim {
 	claim := corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: snapshotsVolume},
+		ObjectMeta: metav1.ObjectMeta{Name: instance.SnapshotsVolume},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: snap.size}},
@@ -191,11 +188,11 @@ func claimTemplate(templates []corev1.PersistentVolumeClaim, name string) *corev
 }
 
 // snapshotsClaimOf names the snapshot volume of a StatefulSet that has one.
-func snapshotsClaimOf(n names, sts *appsv1.StatefulSet) string {
-	if sts == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, snapshotsVolume) == nil {
+func snapshotsClaimOf(n instance.Names, sts *appsv1.StatefulSet) string {
+	if sts == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) == nil {
 		return ""
 	}
-	return n.snapshotsClaim()
+	return n.SnapshotsClaim()
 }
 
 // makeSnapshotsCronJob runs `monocle-hook snapshot` in the hook's own image
@@ -203,34 +200,28 @@ func snapshotsClaimOf(n names, sts *appsv1.StatefulSet) string {
 // needed, taking one snapshot, waiting for it and deleting those beyond
 // keep. Its Jobs are named by the controller N-snapshots-<minutes since the
 // epoch of their scheduled time> (snapshotJobName).
-func makeSnapshotsCronJob(n names, s settings, image string) *batchv1.CronJob {
+func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.CronJob {
 	snap := s.snapshots
 	c := corev1.Container{
 		Name:    "snapshot",
 		Image:   image,
 		Command: []string{"/monocle-hook"},
 		Args: []string{"snapshot",
-			"--elastic", elasticURL(n),
+			"--elastic", n.ElasticURL(),
 			"--repository", snapshot.DefaultRepository,
 			"--location", snapshot.DefaultLocation,
 			"--keep", strconv.Itoa(int(snap.keep)),
 			"--timeout", snapshotTimeout.String(),
 		},
 		// It only waits on HTTP answers.
-		Resources: resources("10m", "32Mi", "64Mi"),
+		Resources: instance.Resources("10m", "32Mi", "64Mi"),
 	}
-	pod := podSpec(s.scheduling, c)
-	pod.RestartPolicy = corev1.RestartPolicyNever
-	// The hook image's user; no volume, so no fsGroup; nothing to write.
-	pod.SecurityContext.RunAsUser = ptr.To(int64(hookImageUser))
-	pod.SecurityContext.RunAsGroup = ptr.To(int64(hookImageUser))
-	pod.SecurityContext.FSGroup = nil
-	pod.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
+	pod := scheduled(instance.HookJobPod(c), s.scheduling)
 
-	labels := n.labels(componentSnapshots)
+	labels := n.Labels(componentSnapshots)
 	cj := &batchv1.CronJob{
 		TypeMeta:   typeCronJob,
-		ObjectMeta: objectMeta(n.snapshots, labels),
+		ObjectMeta: objectMeta(n.Snapshots, labels),
 		Spec: batchv1.CronJobSpec{
 			Schedule: snap.schedule,
 			// A run missed by more than an hour (the controller was down)

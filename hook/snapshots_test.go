@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 const snapshotsSpec = `{"elasticsearch":{"snapshots":{"schedule":"0 3 * * *","keep":7}}}`
@@ -158,7 +160,7 @@ func TestNewMonocleWithSnapshots(t *testing.T) {
 		t.Errorf("container %s %q %q", c.Image, c.Command, c.Args)
 	}
 	if pod.RestartPolicy != corev1.RestartPolicyNever || !ptr.Deref(c.SecurityContext.ReadOnlyRootFilesystem, false) ||
-		ptr.Deref(pod.SecurityContext.RunAsUser, 0) != hookImageUser {
+		ptr.Deref(pod.SecurityContext.RunAsUser, 0) != instance.HookImageUser {
 		t.Errorf("pod %+v", pod)
 	}
 	var tmpl map[string]any

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 const (
@@ -278,8 +279,8 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			return settings{}, ferr
 		}
 	}
-	s.apiRes = resourcesOr(spec.API.Resources.Core(), resources("100m", "256Mi", "1Gi"))
-	s.crawlerRes = resourcesOr(spec.Crawler.Resources.Core(), resources("50m", "128Mi", "512Mi"))
+	s.apiRes = resourcesOr(spec.API.Resources.Core(), instance.Resources("100m", "256Mi", "1Gi"))
+	s.crawlerRes = resourcesOr(spec.Crawler.Resources.Core(), instance.Resources("50m", "128Mi", "512Mi"))
 	return s, nil
 }
 
@@ -322,7 +323,7 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev
 	}
 	if res == nil {
 		mem := *resource.NewQuantity(max(2*cmp.Or(heapBytes, 512<<20), 1<<30), resource.BinarySI)
-		r := resources("500m", "1Gi", "1Gi")
+		r := instance.Resources("500m", "1Gi", "1Gi")
 		r.Requests[corev1.ResourceMemory], r.Limits[corev1.ResourceMemory] = mem, mem
 		return cmp.Or(heap, defaultHeap), r, "", nil
 	}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Condition types of a Monocle.
@@ -92,7 +94,7 @@ type statusInput struct {
 
 // makeStatus is computed from observed children only; time enters only as
 // a condition's lastTransitionTime, and only when its status changes.
-func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in statusInput) v1alpha1.MonocleStatus {
+func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.Time, in statusInput) v1alpha1.MonocleStatus {
 	st := v1alpha1.MonocleStatus{URL: in.url, Storage: in.storage}
 	var waiting []string
 	component := func(name string, ready, enabled bool, off string) string {
@@ -105,10 +107,10 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 		waiting = append(waiting, name)
 		return stateInProgress
 	}
-	sts, api := obs.StatefulSets[n.elastic], obs.Deployments[n.api]
+	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
 	st.Elastic = component("elastic", statefulSetReady(sts), !in.external, "External")
 	st.API = component("api", deploymentReady(api), true, "")
-	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.crawler]), in.crawler, "Disabled")
+	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.Crawler]), in.crawler, "Disabled")
 	if v := (v1alpha1.Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
@@ -134,8 +136,8 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + in.retaining}
 	case in.recreating:
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
-			Message: "Elasticsearch's StatefulSet " + n.elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
-				"its volumes are retained and " + n.dataClaim() + " is mounted again"}
+			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
+				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
 	}
 	if len(in.notes) > 0 {
 		conds[2].Message += "; note: " + strings.Join(in.notes, "; ")
@@ -148,7 +150,7 @@ func makeStatus(parent *Parent, n names, obs Children, now func() time.Time, in 
 		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: in.specErrors[0].reason, Message: strings.Join(msgs, "; ")}
 	}
 
-	cj := obs.CronJobs[n.snapshots]
+	cj := obs.CronJobs[n.Snapshots]
 	off := in.snapshotsOff
 	if off == reasonSpecNotApplied && cj != nil {
 		off = "" // the CronJob runs, whatever the spec: judged

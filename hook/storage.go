@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Elasticsearch's volume: the claim template, its growth and its retention.
@@ -47,10 +49,10 @@ type volumeAsked struct {
 
 // volumesAsked are the data volume, and the snapshot volume when snapshots
 // are on.
-func volumesAsked(n names, s settings) []volumeAsked {
-	v := []volumeAsked{{"data", n.dataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
+func volumesAsked(n instance.Names, s settings) []volumeAsked {
+	v := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
 	if snap := s.snapshots; snap != nil {
-		v = append(v, volumeAsked{snapshotsVolume, n.snapshotsClaim(), snap.size, snap.sizeAsked,
+		v = append(v, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
 			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
 	}
 	return v
@@ -80,7 +82,7 @@ func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.Persi
 // immutable and are never touched: growth is the admin's one command on the
 // claim (the StorageClass must allow expansion), shrinking and a class
 // change are refused. claims are the related PVCs, by name.
-func storageChange(namespace string, n names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*fieldError {
+func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*fieldError {
 	var errs []*fieldError
 	for _, v := range volumesAsked(n, s) {
 		if e := volumeChange(namespace, v, claimTemplate(sts.Spec.VolumeClaimTemplates, v.template), claims[v.claim]); e != nil {
@@ -117,8 +119,8 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 }
 
 // storageStatus reports the size asked and the volume's capacity.
-func storageStatus(n names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *v1alpha1.StorageStatus {
-	st := &v1alpha1.StorageStatus{Claim: n.dataClaim(), Requested: s.elastic.size.String()}
+func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *v1alpha1.StorageStatus {
+	st := &v1alpha1.StorageStatus{Claim: n.DataClaim(), Requested: s.elastic.size.String()}
 	if !s.elastic.sizeAsked {
 		// A default size is never held against a volume: what the
 		// volume was made with is what is requested.

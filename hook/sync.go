@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Env is all the hook depends on beyond the request: tests fix it.
@@ -52,14 +54,14 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	if req.Parent.Kind != "" && req.Parent.Kind != Kind {
 		return nil, fmt.Errorf("%w: the parent is a %s, not a %s", ErrBadRequest, req.Parent.Kind, Kind)
 	}
-	n := namesFor(req.Parent.Metadata.Name)
+	n := instance.For(req.Parent.Metadata.Name)
 	obs := observe(req.Children)
 
 	s, specErr := resolveSpec(req.Parent.Spec)
-	if errs := validation.IsDNS1035Label(n.instance); len(errs) > 0 || len(n.instance) > MaxNameLength {
+	if errs := validation.IsDNS1035Label(n.Instance); len(errs) > 0 || len(n.Instance) > MaxNameLength {
 		// The CRD's rule rejects such names; this guards objects made
 		// without it, whose children could not be named.
-		specErr = invalid("", "metadata.name %s must be a DNS-1035 label of at most %d characters", quote(n.instance), MaxNameLength)
+		specErr = invalid("", "metadata.name %s must be a DNS-1035 label of at most %d characters", quote(n.Instance), MaxNameLength)
 	}
 	var resp *SyncResponse
 	if specErr != nil {
@@ -69,14 +71,14 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 		}
 		resp = &SyncResponse{Children: children}
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusInput{
-			url:        observedPublicURL(obs.Deployments[n.api]),
+			url:        observedPublicURL(obs.Deployments[n.API]),
 			specErrors: []*fieldError{specErr},
 			// The spec cannot say: what runs says.
-			crawler:             obs.Deployments[n.crawler] != nil,
-			external:            obs.StatefulSets[n.elastic] == nil && obs.Deployments[n.api] != nil,
+			crawler:             obs.Deployments[n.Crawler] != nil,
+			external:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
 			snapshotsOff:        reasonSpecNotApplied,
 			snapshotsOffMessage: "the spec is not applied",
-			snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.elastic]),
+			snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
 		})
 	} else {
 		if note := requestSizeNote(req.Size, n, obs); note != "" {
@@ -98,16 +100,16 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 // the hook cannot honour (a config Monocle would refuse, a missing object,
 // a volume that must be grown by hand) is a condition, and holds only the
 // children it concerns.
-func desired(parent *Parent, n names, s settings, obs Children, rel Related, env Env) (*SyncResponse, error) {
+func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Related, env Env) (*SyncResponse, error) {
 	var observedSecret map[string][]byte
-	if sec := obs.Secrets[n.api]; sec != nil {
+	if sec := obs.Secrets[n.API]; sec != nil {
 		observedSecret = sec.Data
 	}
 	secret, err := secretData(observedSecret, env.Rand)
 	if err != nil {
 		return nil, err
 	}
-	generated := configData(obs.ConfigMaps[n.api], s.config)
+	generated := configData(obs.ConfigMaps[n.API], s.config)
 	in := statusInput{url: s.publicURL, external: s.elastic.external(), crawler: s.crawler, notes: s.notes}
 
 	children := []Child{makeSecret(n, secret)}
@@ -115,7 +117,7 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	children = append(children, elasticChildren(parent.Metadata.Namespace, n, s, obs, claims, env, &in)...)
 	in.claims = claims
 	// Its affinity depends on the config, read below.
-	apiService := makeService(n, n.api, componentAPI, apiPort)
+	apiService := makeService(n, n.API, componentAPI, instance.APIPort)
 	children = append(children, apiService)
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))
@@ -141,15 +143,15 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		in.specErrors = append([]*fieldError{hold}, in.specErrors...)
 		in.configError = hold
 		// The pods are held: the status says what they run.
-		in.url, in.crawler = observedPublicURL(obs.Deployments[n.api]), s.crawler || obs.Deployments[n.crawler] != nil
-		if svc := obs.Services[n.api]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
+		in.url, in.crawler = observedPublicURL(obs.Deployments[n.API]), s.crawler || obs.Deployments[n.Crawler] != nil
+		if svc := obs.Services[n.API]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
 			clientIPAffinity(apiService) // as the API's config wants it
 		}
 		held, err := lastApplied(env, heldByPods(n, obs))
 		if err != nil {
 			return nil, err
 		}
-		if obs.ConfigMaps[n.api] == nil {
+		if obs.ConfigMaps[n.API] == nil {
 			// Nothing mounts it: it is the place to edit the config.
 			children = append(children, makeConfigMap(n, generated))
 		}
@@ -160,7 +162,7 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	// What the config reads once running, which the loader does not check:
 	// a workload that would break on it keeps what it runs.
 	ns := parent.Metadata.Namespace
-	api, crawler := obs.Deployments[n.api], obs.Deployments[n.crawler]
+	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	var crawlerHold, keyHold *fieldError
 	var tokenNotes []string
 	if len(missing) == 0 {
@@ -192,7 +194,7 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 		}
 	}
 
-	mounted := n.mountedConfig(cfg.hash)
+	mounted := n.MountedConfig(cfg.hash)
 	r := rollout{config: mounted, secretHash: hashSecrets(hashed)}
 	children = append(children,
 		makeConfigMap(n, generated),
@@ -228,11 +230,11 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 	// config (the API creates the workspace indices the janitor needs),
 	// then for as long as the idents are unchanged, whatever the API does.
 	// A Job for older idents is left out: deleted.
-	job := obs.Jobs[n.updateIdentsJob(cfg.idents)]
-	if job != nil || apiRuns(obs.Deployments[n.api], mounted) {
+	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
+	if job != nil || apiRuns(obs.Deployments[n.API], mounted) {
 		children = append(children, makeUpdateIdentsJob(n, s, cfg.idents, mounted, job))
 	}
-	in.job, in.jobName = job, n.updateIdentsJob(cfg.idents)
+	in.job, in.jobName = job, n.UpdateIdentsJob(cfg.idents)
 	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
 }
 
@@ -240,17 +242,17 @@ func desired(parent *Parent, n names, s settings, obs Children, rel Related, env
 // limit, how close the Monocle is to the point where it can no longer be
 // synced, and why: nearly all of a large request is config text (each
 // ConfigMap holds it twice, with Metacontroller's last-applied copy).
-func requestSizeNote(size int, n names, obs Children) string {
+func requestSizeNote(size int, n instance.Names, obs Children) string {
 	if size <= MaxBodyBytes/2 {
 		return ""
 	}
 	configs := 0
 	for name := range obs.ConfigMaps {
-		if strings.HasPrefix(name, n.mountedConfigPrefix()) || name == n.api {
+		if strings.HasPrefix(name, n.MountedConfigPrefix()) || name == n.API {
 			configs++
 		}
 	}
 	return fmt.Sprintf("the sync request is %d KiB, %d%% of the %d KiB the hook accepts: mostly config text, in %d ConfigMaps of this Monocle "+
 		"(%s and the mounted %s*, each with Metacontroller's last-applied copy); a smaller config or fewer quick edits keep it syncable",
-		size>>10, 100*size/MaxBodyBytes, MaxBodyBytes>>10, configs, n.api, n.mountedConfigPrefix())
+		size>>10, 100*size/MaxBodyBytes, MaxBodyBytes>>10, configs, n.API, n.MountedConfigPrefix())
 }

@@ -5,16 +5,19 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/utils/ptr"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Every recorded request decodes, syncs, answers a full valid set of
@@ -215,7 +218,7 @@ func matches(selector, labels map[string]any) bool {
 
 // An edit by an admin changes exactly what it must between two answers.
 func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	podHash := []string{
 		"Deployment/monocle-sample-api spec.template.metadata.annotations." + annotationSecretHash,
 		"Deployment/monocle-sample-crawler spec.template.metadata.annotations." + annotationSecretHash,
@@ -225,9 +228,9 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 			"ConfigMap/monocle-sample-api data.config.yaml",
 			// The earlier mount stays while the pods roll (answered as
 			// last applied, which holds what Metacontroller added).
-			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, defaultConfig).hash) + " metadata.labels.controller-uid",
-			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, defaultConfig).hash) + " metadata.namespace",
-			"ConfigMap/" + n.mountedConfig(mustValidConfig(t, config).hash) + " (added)",
+			"ConfigMap/" + n.MountedConfig(mustValidConfig(t, defaultConfig).hash) + " metadata.labels.controller-uid",
+			"ConfigMap/" + n.MountedConfig(mustValidConfig(t, defaultConfig).hash) + " metadata.namespace",
+			"ConfigMap/" + n.MountedConfig(mustValidConfig(t, config).hash) + " (added)",
 			"Deployment/monocle-sample-api spec.template.spec.volumes",
 			"Deployment/monocle-sample-crawler spec.template.spec.volumes",
 		}
@@ -254,7 +257,7 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 		"idents edited": {
 			edit: func(req *SyncRequest) { req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = identsConfig },
 			want: append(newMount(identsConfig),
-				"Job/"+n.updateIdentsJob(mustIdentsHash(t, defaultConfig))+" (removed)",
+				"Job/"+n.UpdateIdentsJob(mustIdentsHash(t, defaultConfig))+" (removed)",
 				"status IdentsUpdated"),
 		},
 	}
@@ -283,7 +286,7 @@ func mustIdentsHash(t *testing.T, config string) string {
 
 func mustValidConfig(t *testing.T, config string) validConfig {
 	t.Helper()
-	cfg, err := validateConfig(namesFor("monocle-sample"), settings{config: config}, config, func(string) bool { return true })
+	cfg, err := validateConfig(instance.For("monocle-sample"), settings{config: config}, config, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,9 +361,9 @@ func diffPaths(prefix string, a, b any) []string {
 // the idents do, whatever Elasticsearch does; a failed Job is reported and
 // left alone.
 func TestUpdateIdentsJob(t *testing.T) {
-	n := namesFor("monocle-sample")
+	n := instance.For("monocle-sample")
 	cfg := mustValidConfig(t, defaultConfig)
-	jobName := n.updateIdentsJob(cfg.idents)
+	jobName := n.UpdateIdentsJob(cfg.idents)
 	recorded := *steady(t, baseSpec).Children.Jobs[jobName]
 
 	tests := map[string]struct {
@@ -380,7 +383,7 @@ func TestUpdateIdentsJob(t *testing.T) {
 		}},
 		"api runs another config, no job": {wantReason: "WaitingForAPI",
 			api: func(d *appsv1.Deployment) {
-				d.Spec.Template.Spec.Volumes[0].ConfigMap.Name = n.mountedConfig("0123456789")
+				d.Spec.Template.Spec.Volumes[0].ConfigMap.Name = n.MountedConfig("0123456789")
 			}},
 		"job complete": {wantJob: true, wantReason: "JobComplete", job: func() *batchJob { return recorded.DeepCopy() }},
 		"job complete, api down": {wantJob: true, wantReason: "JobComplete", job: func() *batchJob { return recorded.DeepCopy() },
@@ -428,7 +431,7 @@ func TestUpdateIdentsJob(t *testing.T) {
 			}
 			if job != nil && tc.job == nil {
 				checkRestricted(t, job["spec"].(map[string]any)["template"].(map[string]any))
-				if vol := nestedString(job["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"].([]any)[0].(map[string]any), "configMap", "name"); vol != n.mountedConfig(cfg.hash) {
+				if vol := nestedString(job["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"].([]any)[0].(map[string]any), "configMap", "name"); vol != n.MountedConfig(cfg.hash) {
 					t.Errorf("the Job mounts %q", vol)
 				}
 			}

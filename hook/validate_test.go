@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Each value is one the API server refuses in a child (e2e's
@@ -137,7 +139,7 @@ func TestMessagesStayWritable(t *testing.T) {
 	// A spec stored before the bounds, naming a Secret of 40,000
 	// characters that does not exist: the message quotes it cut.
 	in := statusInput{specErrors: []*fieldError{{ReasonReferenceNotFound, "secretRef.name", "names Secret " + quote(long) + ", which does not exist"}}}
-	st := makeStatus(&Parent{}, namesFor("m"), Children{}, testEnv().Now, in)
+	st := makeStatus(&Parent{}, instance.For("m"), Children{}, testEnv().Now, in)
 	for _, c := range st.Conditions {
 		if n := utf8.RuneCountInString(c.Message); n > 2*maxQuoted {
 			t.Errorf("%s: message of %d characters", c.Type, n)

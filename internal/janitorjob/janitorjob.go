@@ -34,7 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
@@ -128,10 +128,10 @@ const maxObjects = 32 << 20
 // Render prints the Job for o, its API read from objects, as YAML preceded
 // by what it does as comments.
 func Render(o Options, objects []byte) ([]byte, error) {
-	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > hook.MaxNameLength {
-		return nil, fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, hook.MaxNameLength)
+	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > instance.MaxNameLength {
+		return nil, fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
 	}
-	api, configs, err := read(objects, o.Monocle+"-api")
+	api, configs, err := read(objects, instance.For(o.Monocle).API)
 	if err != nil {
 		return nil, err
 	}
@@ -319,11 +319,7 @@ func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 		SecurityContext: from.SecurityContext,
 		VolumeMounts:    []corev1.VolumeMount{{Name: pod.Volumes[0].Name, MountPath: "/etc/monocle", ReadOnly: true}},
 	}
-	labels := map[string]string{
-		"app.kubernetes.io/name":      "monocle",
-		"app.kubernetes.io/instance":  o.Monocle,
-		"app.kubernetes.io/component": "janitor",
-	}
+	labels := instance.For(o.Monocle).Selector("janitor")
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: jobName(o), Namespace: api.Namespace, Labels: labels},

@@ -21,22 +21,18 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // ImageRepository is where the hook's image is published; its tag is the
 // hook's version.
 const ImageRepository = "ghcr.io/change-metrics/monocle-hook"
-
-// uid and gid of the hook image's user (distroless nonroot).
-const imageUser = 65532
 
 // Options of one restore.
 type Options struct {
@@ -123,8 +119,8 @@ func check(o Options) error {
 		slices.Sort(missing)
 		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
-	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > hook.MaxNameLength {
-		return fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, hook.MaxNameLength)
+	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > instance.MaxNameLength {
+		return fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
 	}
 	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 		return fmt.Errorf("--namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
@@ -154,36 +150,23 @@ func jobName(o Options) string {
 // read, not to retry. No controller-uid label and no owner: Metacontroller
 // never adopts it, so the Monocle's syncs never delete it.
 func makeJob(o Options) *batchv1.Job {
-	labels := map[string]string{
-		"app.kubernetes.io/name":      "monocle",
-		"app.kubernetes.io/instance":  o.Monocle,
-		"app.kubernetes.io/component": "restore",
-	}
+	n := instance.For(o.Monocle)
+	labels := n.Selector("restore")
 	container := corev1.Container{
 		Name:    "restore",
 		Image:   o.Image,
 		Command: []string{"/monocle-hook"},
 		Args: []string{"restore",
-			"--elastic", "http://" + o.Monocle + "-elastic:9200",
+			"--elastic", n.ElasticURL(),
 			"--repository", o.Repository,
 			"--location", o.Location,
 			"--snapshot", o.Snapshot,
 			"--timeout", o.Timeout.String(),
 		},
 		// It only waits on HTTP answers.
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{
-				corev1.ResourceCPU:    resource.MustParse("10m"),
-				corev1.ResourceMemory: resource.MustParse("32Mi"),
-			},
-			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
-		},
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		Resources: instance.Resources("10m", "32Mi", "64Mi"),
 	}
+	pod := instance.HookJobPod(container)
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -191,8 +174,8 @@ func makeJob(o Options) *batchv1.Job {
 			Namespace: o.Namespace,
 			Labels:    labels,
 			Annotations: map[string]string{
-				hook.Group + "/snapshot":   o.Snapshot,
-				hook.Group + "/repository": o.Repository,
+				instance.Group + "/snapshot":   o.Snapshot,
+				instance.Group + "/repository": o.Repository,
 			},
 		},
 		Spec: batchv1.JobSpec{
@@ -202,18 +185,7 @@ func makeJob(o Options) *batchv1.Job {
 			ActiveDeadlineSeconds: ptr.To(int64((o.Timeout + 2*time.Minute) / time.Second)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					Containers:    []corev1.Container{container},
-					RestartPolicy: corev1.RestartPolicyNever,
-					// It never calls the Kubernetes API.
-					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						RunAsUser:      ptr.To(int64(imageUser)),
-						RunAsGroup:     ptr.To(int64(imageUser)),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-				},
+				Spec:       pod,
 			},
 		},
 	}

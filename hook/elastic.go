@@ -9,14 +9,36 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
+
+// elasticFacts is what the status says of Elasticsearch, learned while
+// answering its children.
+type elasticFacts struct {
+	external bool // Elasticsearch is external: none to wait for
+	// retaining, when not "", is why the StatefulSet is kept until its
+	// volumes are set to Retain and released.
+	retaining string
+	// recreating: the StatefulSet goes, to come back with the snapshot volume.
+	recreating bool
+	storage    *v1alpha1.StorageStatus
+	errors     []*fieldError // of its volumes, and of snapshots it cannot take
+	// snapshotsOff, when not "", is why no snapshot CronJob is judged
+	// (SnapshotsOff, SnapshotsNeedManagedElasticsearch, SpecNotApplied);
+	// snapshotsClaim names the snapshot volume when the StatefulSet has one,
+	// and claims are the volumes observed.
+	snapshotsOff, snapshotsOffMessage string
+	snapshotsClaim                    string
+	claims                            map[string]*corev1.PersistentVolumeClaim
+}
 
 // elasticChildren are Elasticsearch's children (its Service, its
 // StatefulSet, the snapshot CronJob), as far as this answer goes: a
 // StatefulSet that must be recreated, or released before it goes, moves one
-// step per sync. What the status needs of them goes into in.
-func elasticChildren(namespace string, n instance.Names, s settings, obs Children, claims map[string]*corev1.PersistentVolumeClaim, env Env, in *statusInput) []Child {
+// step per sync.
+func elasticChildren(namespace string, n instance.Names, s settings, obs Children, claims map[string]*corev1.PersistentVolumeClaim, env Env) ([]Child, elasticFacts) {
+	facts := elasticFacts{external: s.elastic.external(), claims: claims}
 	var out []Child
 	sts := obs.StatefulSets[n.Elastic]
 	switch {
@@ -30,37 +52,35 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs Childre
 				// Only with the volume the snapshots are written to.
 				out = append(out, makeSnapshotsCronJob(n, s, cmp.Or(env.Image, DefaultHookImage)))
 			}
-			in.snapshotsClaim = snapshotsClaimOf(n, answered)
+			facts.snapshotsClaim = snapshotsClaimOf(n, answered)
 		case elasticRetain:
 			out = append(out, makeElasticStatefulSet(n, s, sts, true, nil))
-			in.retaining = volumesHeld(sts, claims)
-			in.recreating = true
+			facts.retaining = volumesHeld(sts, claims)
+			facts.recreating = true
 		case elasticRecreate:
 			// Left out: deleted, its volumes retained.
-			in.recreating = true
+			facts.recreating = true
 		}
-		in.storage = storageStatus(n, s, sts, claims[n.DataClaim()])
+		facts.storage = storageStatus(n, s, sts, claims[n.DataClaim()])
 		if sts != nil {
-			in.specErrors = append(in.specErrors, storageChange(namespace, n, s, sts, claims)...)
+			facts.errors = storageChange(namespace, n, s, sts, claims)
 		}
 	case sts != nil && volumesHeld(sts, claims) != "":
 		// Leaving managed Elasticsearch: its volume must be set to Retain,
 		// and released, before the StatefulSet goes, whatever
 		// deleteDataOnDelete says.
 		out = append(out, makeElasticStatefulSet(n, s, sts, true, nil))
-		in.retaining = volumesHeld(sts, claims)
-	}
-	if s.snapshots != nil && s.elastic.external() {
-		in.specErrors = append(in.specErrors, &fieldError{ReasonSnapshotsNeedManagedElasticsearch, "elasticsearch.snapshots",
-			"is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+		facts.retaining = volumesHeld(sts, claims)
 	}
 	switch {
 	case s.snapshots == nil:
-		in.snapshotsOff, in.snapshotsOffMessage = reasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
+		facts.snapshotsOff, facts.snapshotsOffMessage = reasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
 	case s.elastic.external():
-		in.snapshotsOff, in.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
+		facts.errors = append(facts.errors, &fieldError{ReasonSnapshotsNeedManagedElasticsearch, "elasticsearch.snapshots",
+			"is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+		facts.snapshotsOff, facts.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
 	}
-	return out
+	return out, facts
 }
 
 // elasticStep is what becomes of Elasticsearch's StatefulSet in one answer.

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -66,36 +67,34 @@ const (
 	stateInProgress = "In Progress"
 )
 
-// statusInput is what the status needs beyond the observed children.
-type statusInput struct {
-	url      string
-	external bool // Elasticsearch is external: none to wait for
-	crawler  bool // the crawler is enabled
-	// retaining, when not "", is why the StatefulSet is kept until its
-	// volumes are set to Retain and released.
-	retaining string
-	// recreating: the StatefulSet goes, to come back with the snapshot volume.
-	recreating bool
-	storage    *v1alpha1.StorageStatus
-	specErrors []*fieldError
-	notes      []string // on values applied but unwise
-	// The update-idents Job of the current idents, if observed, and its name
-	// ("" when the idents are unknown).
-	configError *fieldError
-	job         *batchv1.Job
-	jobName     string
-	// snapshotsOff, when not "", is why no snapshot CronJob is judged
-	// (SnapshotsOff, SnapshotsNeedManagedElasticsearch, SpecNotApplied);
-	// snapshotsClaim names the snapshot volume when the StatefulSet has one.
-	snapshotsOff, snapshotsOffMessage string
-	snapshotsClaim                    string
-	claims                            map[string]*corev1.PersistentVolumeClaim
+// statusFacts is what the parts of an answer learned that the observed
+// children do not say: Elasticsearch's (elastic.go), the pods' (pods.go),
+// and what the spec itself could not apply or applied with a note.
+type statusFacts struct {
+	elastic elasticFacts
+	pods    podFacts
+	errors  []*fieldError
+	notes   []string
 }
 
-// makeStatus is computed from observed children only; time enters only as
-// a condition's lastTransitionTime, and only when its status changes.
-func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.Time, in statusInput) v1alpha1.MonocleStatus {
-	st := v1alpha1.MonocleStatus{URL: in.url, Storage: in.storage}
+// specErrors are what SpecApplied=False names, the first one giving its
+// reason: a refused config, which holds the pods, comes first.
+func (f statusFacts) specErrors() []*fieldError {
+	var errs []*fieldError
+	if f.pods.configError != nil {
+		errs = append(errs, f.pods.configError)
+	}
+	errs = append(errs, f.errors...)
+	errs = append(errs, f.elastic.errors...)
+	return append(errs, f.pods.errors...)
+}
+
+// makeStatus is computed from the observed children and the facts of the
+// answer's parts; time enters only as a condition's lastTransitionTime, and
+// only when its status changes.
+func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.Time, facts statusFacts) v1alpha1.MonocleStatus {
+	es, pods := facts.elastic, facts.pods
+	st := v1alpha1.MonocleStatus{URL: pods.url, Storage: es.storage}
 	var waiting []string
 	component := func(name string, ready, enabled bool, off string) string {
 		switch {
@@ -108,9 +107,9 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 		return stateInProgress
 	}
 	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
-	st.Elastic = component("elastic", statefulSetReady(sts), !in.external, "External")
+	st.Elastic = component("elastic", statefulSetReady(sts), !es.external, "External")
 	st.API = component("api", deploymentReady(api), true, "")
-	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.Crawler]), in.crawler, "Disabled")
+	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.Crawler]), pods.crawler, "Disabled")
 	if v := (v1alpha1.Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
@@ -119,7 +118,7 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 		{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"},
 		{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"},
 		{Type: ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"},
-		identsCondition(in),
+		identsCondition(pods),
 	}
 	if len(waiting) > 0 {
 		msg := "waiting for " + strings.Join(waiting, ", ")
@@ -127,39 +126,39 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: msg}
 	}
 	switch {
-	case in.retaining != "":
+	case es.retaining != "":
 		what := "removed"
-		if in.recreating {
+		if es.recreating {
 			what = "made anew with the snapshot volume"
 		}
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
-			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + in.retaining}
-	case in.recreating:
+			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.retaining}
+	case es.recreating:
 		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
 			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
 				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
 	}
-	if len(in.notes) > 0 {
-		conds[2].Message += "; note: " + strings.Join(in.notes, "; ")
+	if notes := append(slices.Clip(facts.notes), pods.notes...); len(notes) > 0 {
+		conds[2].Message += "; note: " + strings.Join(notes, "; ")
 	}
-	if len(in.specErrors) > 0 {
-		msgs := make([]string, len(in.specErrors))
-		for i, e := range in.specErrors {
+	if errs := facts.specErrors(); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
 			msgs[i] = e.Error()
 		}
-		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: in.specErrors[0].reason, Message: strings.Join(msgs, "; ")}
+		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].reason, Message: strings.Join(msgs, "; ")}
 	}
 
 	cj := obs.CronJobs[n.Snapshots]
-	off := in.snapshotsOff
+	off := es.snapshotsOff
 	if off == reasonSpecNotApplied && cj != nil {
 		off = "" // the CronJob runs, whatever the spec: judged
 	}
-	if off == "" || cj != nil || in.snapshotsClaim != "" {
+	if off == "" || cj != nil || es.snapshotsClaim != "" {
 		// The volume stays, with its snapshots, when they are turned off.
-		st.Snapshots = snapshotsStatus(in.snapshotsClaim, in.claims[in.snapshotsClaim], cj)
+		st.Snapshots = snapshotsStatus(es.snapshotsClaim, es.claims[es.snapshotsClaim], cj)
 	}
-	conds = append(conds, snapshotsCondition(parent.Metadata.Namespace, cj, now(), off, in.snapshotsOffMessage))
+	conds = append(conds, snapshotsCondition(parent.Metadata.Namespace, cj, now(), off, es.snapshotsOffMessage))
 
 	gen := parent.Metadata.Generation
 	for i := range conds {
@@ -204,22 +203,22 @@ func refused(s v1alpha1.MonocleStatus) *metav1.Condition {
 	return c
 }
 
-func identsCondition(in statusInput) metav1.Condition {
+func identsCondition(pods podFacts) metav1.Condition {
 	c := metav1.Condition{Type: ConditionIdentsUpdated}
 	switch {
-	case in.configError != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, in.configError.reason, in.configError.Error()
-	case in.jobName == "":
+	case pods.configError != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, pods.configError.reason, pods.configError.Error()
+	case pods.jobName == "":
 		// The spec is invalid: nothing was judged.
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "SpecNotApplied", "the spec is not applied"
-	case in.job == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+in.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
-	case jobCondition(in.job, batchv1.JobComplete):
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+in.jobName+" completed"
-	case jobCondition(in.job, batchv1.JobFailed):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "JobFailed", "Job "+in.jobName+" failed; it runs again when the idents change or when it is deleted"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, reasonSpecNotApplied, "the spec is not applied"
+	case pods.job == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
+	case jobCondition(pods.job, batchv1.JobComplete):
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+pods.jobName+" completed"
+	case jobCondition(pods.job, batchv1.JobFailed):
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "JobFailed", "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "JobRunning", "Job "+in.jobName+" is running"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "JobRunning", "Job "+pods.jobName+" is running"
 	}
 	return c
 }

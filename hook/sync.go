@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -70,15 +69,16 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			return nil, err
 		}
 		resp = &SyncResponse{Children: children}
-		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusInput{
-			url:        observedPublicURL(obs.Deployments[n.API]),
-			specErrors: []*fieldError{specErr},
-			// The spec cannot say: what runs says.
-			crawler:             obs.Deployments[n.Crawler] != nil,
-			external:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
-			snapshotsOff:        reasonSpecNotApplied,
-			snapshotsOffMessage: "the spec is not applied",
-			snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
+		// The spec cannot say: what runs says.
+		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusFacts{
+			elastic: elasticFacts{
+				external:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
+				snapshotsOff:        reasonSpecNotApplied,
+				snapshotsOffMessage: "the spec is not applied",
+				snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
+			},
+			pods:   podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
+			errors: []*fieldError{specErr},
 		})
 	} else {
 		if note := requestSizeNote(req.Size, n, obs); note != "" {
@@ -96,10 +96,11 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	return resp, nil
 }
 
-// desired is the answer for a spec that decodes and checks. A part of it
-// the hook cannot honour (a config Monocle would refuse, a missing object,
-// a volume that must be grown by hand) is a condition, and holds only the
-// children it concerns.
+// desired is the answer for a spec that decodes and checks: the Secret,
+// Elasticsearch's children, the API's Service and Ingress, then the pods'
+// (pods.go). A part of it the hook cannot honour (a config Monocle would
+// refuse, a missing object, a volume that must be grown by hand) is a
+// condition, and holds only the children it concerns.
 func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Related, env Env) (*SyncResponse, error) {
 	var observedSecret map[string][]byte
 	if sec := obs.Secrets[n.API]; sec != nil {
@@ -109,133 +110,25 @@ func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Rel
 	if err != nil {
 		return nil, err
 	}
-	generated := configData(obs.ConfigMaps[n.API], s.config)
-	in := statusInput{url: s.publicURL, external: s.elastic.external(), crawler: s.crawler, notes: s.notes}
-
 	children := []Child{makeSecret(n, secret)}
-	claims := byName(rel.Claims)
-	children = append(children, elasticChildren(parent.Metadata.Namespace, n, s, obs, claims, env, &in)...)
-	in.claims = claims
-	// Its affinity depends on the config, read below.
+	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, byName(rel.Claims), env)
+	children = append(children, elastic...)
+	// Its affinity depends on the config, read by the pods' part.
 	apiService := makeService(n, n.API, componentAPI, instance.APIPort)
 	children = append(children, apiService)
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))
 	}
-
-	// What the Monocle pods read: the Secrets in their environment and the
-	// config they mount. Either refused, and the pods (with their config and
-	// the update-idents Jobs) stay exactly as they are.
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	envData, hashed, missing, hold := podSecrets(s, secret, rel)
-	in.specErrors = append(in.specErrors, missing...)
-	var cfg validConfig
-	if hold == nil {
-		var text string
-		if text, hold = configSource(n, s, generated, rel); hold == nil {
-			cfg, hold = validateConfig(n, s, text, envHas(envData))
-		}
-	}
-	if hold != nil {
-		// First: the reason of SpecApplied, which render and the metric read.
-		in.specErrors = append([]*fieldError{hold}, in.specErrors...)
-		in.configError = hold
-		// The pods are held: the status says what they run.
-		in.url, in.crawler = observedPublicURL(obs.Deployments[n.API]), s.crawler || obs.Deployments[n.Crawler] != nil
-		if svc := obs.Services[n.API]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
-			clientIPAffinity(apiService) // as the API's config wants it
-		}
-		held, err := lastApplied(env, heldByPods(n, obs))
-		if err != nil {
-			return nil, err
-		}
-		if obs.ConfigMaps[n.API] == nil {
-			// Nothing mounts it: it is the place to edit the config.
-			children = append(children, makeConfigMap(n, generated))
-		}
-		children = append(children, held...)
-		return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
-	}
-
-	// What the config reads once running, which the loader does not check:
-	// a workload that would break on it keeps what it runs.
-	ns := parent.Metadata.Namespace
-	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
-	var crawlerHold, keyHold *fieldError
-	var tokenNotes []string
-	if len(missing) == 0 {
-		// Not while a Secret the pods read is missing: they cannot start
-		// (ReferenceNotFound), and what it holds is not known.
-		crawlerHold, tokenNotes = missingTokens(ns, n, s, cfg.tokens, crawler != nil)
-		// The key signs only OIDC logins and admin tokens: otherwise a
-		// short one is a note, and holds nothing.
-		signs := cfg.oidc || envHas(envData)("MONOCLE_ADMIN_TOKEN")
-		var keyNote string
-		keyHold, keyNote = loginKey(ns, n, s, secret, rel, api != nil, signs)
-		if keyNote != "" {
-			tokenNotes = append(tokenNotes, keyNote)
-		}
-	}
-	for _, h := range []*fieldError{crawlerHold, keyHold} {
-		if h != nil {
-			in.specErrors = append(in.specErrors, h)
-		}
-	}
-	in.notes = append(in.notes, tokenNotes...)
-	for _, w := range cfg.warnings {
-		in.notes = append(in.notes, w.String())
-	}
-	if stickyLogins(s, cfg.oidc) {
-		clientIPAffinity(apiService)
-		if note := ingressAffinityNote(s); note != "" {
-			in.notes = append(in.notes, note)
-		}
-	}
-
-	mounted := n.MountedConfig(cfg.hash)
-	r := rollout{config: mounted, secretHash: hashSecrets(hashed)}
-	children = append(children,
-		makeConfigMap(n, generated),
-		makeMountedConfigMap(n, cfg))
-	var held []observedChild // the workloads kept as they run
-	apiHeld := keyHold != nil && api != nil
-	if apiHeld {
-		held = append(held, observedChild{api, typeDeployment})
-	} else {
-		children = append(children, makeAPIDeployment(n, s, r))
-	}
-	// Earlier mounted configs stay while pods may still mount them.
-	earlier, err := lastApplied(env, stillMounted(n, obs, mounted))
+	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, apiService)
 	if err != nil {
 		return nil, err
 	}
-	children = append(children, earlier...)
-	// A held API holds the crawler too: it would push to an API that runs
-	// another config (unknown crawlers, another crawlers_api_key).
-	if s.crawler && crawlerHold == nil && !apiHeld {
-		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
-	} else if s.crawler && crawler != nil {
-		held = append(held, observedChild{crawler, typeDeployment})
-	}
-	if len(held) > 0 {
-		kept, err := lastApplied(env, held)
-		if err != nil {
-			return nil, err
-		}
-		children = append(children, kept...)
-	}
-	// The Job runs once per idents: first answered once the API runs this
-	// config (the API creates the workspace indices the janitor needs),
-	// then for as long as the idents are unchanged, whatever the API does.
-	// A Job for older idents is left out: deleted.
-	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
-	if job != nil || apiRuns(obs.Deployments[n.API], mounted) {
-		children = append(children, makeUpdateIdentsJob(n, s, cfg.idents, mounted, job))
-	}
-	in.job, in.jobName = job, n.UpdateIdentsJob(cfg.idents)
-	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, in)}, nil
+	children = append(children, pods...)
+	facts := statusFacts{elastic: elasticFacts, pods: podFacts, notes: s.notes}
+	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
 }
 
 // requestSizeNote warns, once a sync request is over half the hook's body

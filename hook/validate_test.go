@@ -138,7 +138,7 @@ func TestMessagesStayWritable(t *testing.T) {
 	}
 	// A spec stored before the bounds, naming a Secret of 40,000
 	// characters that does not exist: the message quotes it cut.
-	in := statusInput{specErrors: []*fieldError{{ReasonReferenceNotFound, "secretRef.name", "names Secret " + quote(long) + ", which does not exist"}}}
+	in := statusFacts{errors: []*fieldError{{ReasonReferenceNotFound, "secretRef.name", "names Secret " + quote(long) + ", which does not exist"}}}
 	st := makeStatus(&Parent{}, instance.For("m"), Children{}, testEnv().Now, in)
 	for _, c := range st.Conditions {
 		if n := utf8.RuneCountInString(c.Message); n > 2*maxQuoted {

@@ -1,0 +1,146 @@
+package hook
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
+)
+
+// podFacts is what the status says of the Monocle pods (the API, the
+// crawler, the update-idents Job), learned while answering them.
+type podFacts struct {
+	url     string // the public URL the API runs with
+	crawler bool   // a crawler is enabled, or runs
+	// configError, when not nil, holds the pods and their config as they
+	// are: it is the first reason of SpecApplied, which render and the
+	// invalid_spec metric read.
+	configError *fieldError
+	// errors are the rest of what is not applied: a missing Secret, a
+	// workload held by what it would read once running.
+	errors []*fieldError
+	notes  []string
+	// The update-idents Job of the current idents, if observed, and its
+	// name ("" when the idents are unknown).
+	job     *batchv1.Job
+	jobName string
+}
+
+// podChildren are the children of the Monocle pods: the ConfigMaps of their
+// config, the API's and the crawler's Deployments, the update-idents Job.
+// What the pods read (the Secrets in their environment, the config they
+// mount), refused, holds them, with their config and Jobs, exactly as they
+// are. apiService gets the session affinity the config wants.
+func podChildren(namespace string, n instance.Names, s settings, obs Children, rel Related, env Env,
+	secret map[string][]byte, apiService *corev1.Service) ([]Child, podFacts, error) {
+	generated := configData(obs.ConfigMaps[n.API], s.config)
+	envData, hashed, missing, hold := podSecrets(s, secret, rel)
+	var cfg validConfig
+	if hold == nil {
+		var text string
+		if text, hold = configSource(n, s, generated, rel); hold == nil {
+			cfg, hold = validateConfig(n, s, text, envHas(envData))
+		}
+	}
+	if hold != nil {
+		children, err := heldPods(n, obs, env, generated, apiService)
+		facts := podFacts{configError: hold, errors: missing,
+			// The pods are held: the status says what they run.
+			url: observedPublicURL(obs.Deployments[n.API]), crawler: s.crawler || obs.Deployments[n.Crawler] != nil}
+		return children, facts, err
+	}
+	facts := podFacts{url: s.publicURL, crawler: s.crawler, errors: missing}
+	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
+	var crawlerHold, keyHold *fieldError
+	if len(missing) == 0 {
+		// Not while a Secret the pods read is missing: they cannot start
+		// (ReferenceNotFound), and what it holds is not known.
+		crawlerHold, keyHold, facts.notes = runtimeHolds(namespace, n, s, cfg, secret, rel, envData, api != nil, crawler != nil)
+	}
+	for _, h := range []*fieldError{crawlerHold, keyHold} {
+		if h != nil {
+			facts.errors = append(facts.errors, h)
+		}
+	}
+	for _, w := range cfg.warnings {
+		facts.notes = append(facts.notes, w.String())
+	}
+	if stickyLogins(s, cfg.oidc) {
+		clientIPAffinity(apiService)
+		if note := ingressAffinityNote(s); note != "" {
+			facts.notes = append(facts.notes, note)
+		}
+	}
+	children, err := runningPods(n, s, obs, env, generated, cfg, hashSecrets(hashed), keyHold != nil && api != nil, crawlerHold == nil)
+	if err != nil {
+		return nil, facts, err
+	}
+	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
+	if job != nil || apiRuns(api, n.MountedConfig(cfg.hash)) {
+		children = append(children, makeUpdateIdentsJob(n, s, cfg.idents, n.MountedConfig(cfg.hash), job))
+	}
+	facts.job, facts.jobName = job, n.UpdateIdentsJob(cfg.idents)
+	return children, facts, nil
+}
+
+// heldPods are the pods' children as last applied, while what they would
+// read is refused.
+func heldPods(n instance.Names, obs Children, env Env, generated map[string]string, apiService *corev1.Service) ([]Child, error) {
+	if svc := obs.Services[n.API]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
+		clientIPAffinity(apiService) // as the API's config wants it
+	}
+	var children []Child
+	if obs.ConfigMaps[n.API] == nil {
+		// Nothing mounts it: it is the place to edit the config.
+		children = append(children, makeConfigMap(n, generated))
+	}
+	held, err := lastApplied(env, heldByPods(n, obs))
+	return append(children, held...), err
+}
+
+// runtimeHolds are what the config reads once running, which the loader
+// does not check: a workload that would break on it keeps what it runs.
+func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfig, secret map[string][]byte, rel Related,
+	envData []map[string][]byte, apiRuns, crawlerRuns bool) (crawlerHold, keyHold *fieldError, notes []string) {
+	crawlerHold, notes = missingTokens(namespace, n, s, cfg.tokens, crawlerRuns)
+	// The key signs only OIDC logins and admin tokens: otherwise a short
+	// one is a note, and holds nothing.
+	signs := cfg.oidc || envHas(envData)("MONOCLE_ADMIN_TOKEN")
+	keyHold, keyNote := loginKey(namespace, n, s, secret, rel, apiRuns, signs)
+	if keyNote != "" {
+		notes = append(notes, keyNote)
+	}
+	return crawlerHold, keyHold, notes
+}
+
+// runningPods are the pods' children for a config that checked: its
+// ConfigMaps, the API and the crawler (or the one a runtime hold keeps as it
+// runs), and the earlier mounted configs pods may still mount.
+func runningPods(n instance.Names, s settings, obs Children, env Env, generated map[string]string, cfg validConfig,
+	secretHash string, apiHeld, crawlerFree bool) ([]Child, error) {
+	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
+	mounted := n.MountedConfig(cfg.hash)
+	r := rollout{config: mounted, secretHash: secretHash}
+	children := []Child{makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)}
+	var held []observedChild // the workloads kept as they run
+	if apiHeld {
+		held = append(held, observedChild{api, typeDeployment})
+	} else {
+		children = append(children, makeAPIDeployment(n, s, r))
+	}
+	// Earlier mounted configs stay while pods may still mount them.
+	earlier, err := lastApplied(env, stillMounted(n, obs, mounted))
+	if err != nil {
+		return nil, err
+	}
+	children = append(children, earlier...)
+	// A held API holds the crawler too: it would push to an API that runs
+	// another config (unknown crawlers, another crawlers_api_key).
+	if s.crawler && crawlerFree && !apiHeld {
+		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
+	} else if s.crawler && crawler != nil {
+		held = append(held, observedChild{crawler, typeDeployment})
+	}
+	kept, err := lastApplied(env, held)
+	return append(children, kept...), err
+}

@@ -170,7 +170,9 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		webappTitle: spec.WebappTitle,
 		image:       cmp.Or(spec.Image, DefaultImage),
 		apiReplicas: 1,
+		apiRes:      resourcesOr(spec.API.Resources.Core(), instance.Resources("100m", "256Mi", "1Gi")),
 		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
+		crawlerRes:  resourcesOr(spec.Crawler.Resources.Core(), instance.Resources("50m", "128Mi", "512Mi")),
 		config:      spec.Config,
 		scheduling: scheduling{
 			nodeSelector:     v1alpha1.StringMap(spec.NodeSelector),
@@ -187,20 +189,34 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			deleteData: es.DeleteDataOnDelete,
 		},
 	}
-	if spec.API.Replicas != nil {
-		if *spec.API.Replicas < 0 {
-			return settings{}, invalid("api.replicas", "must not be negative")
-		}
-		s.apiReplicas = *spec.API.Replicas
-	}
 	if spec.ConfigMapRef != nil {
 		s.configMap = spec.ConfigMapRef.Name
 	}
 	if spec.SecretRef != nil {
 		s.secret = spec.SecretRef.Name
 	}
+	// In the order of the checks, so that a spec gets the same first error.
+	for _, resolve := range []func(*Spec, *settings) *fieldError{resolveReplicas, resolvePublicURL, checkImages, resolveElastic} {
+		if ferr := resolve(&spec, &s); ferr != nil {
+			return settings{}, ferr
+		}
+	}
+	return s, nil
+}
 
-	// The public URL: given, else the Ingress's, else the port-forward one.
+func resolveReplicas(spec *Spec, s *settings) *fieldError {
+	if spec.API.Replicas != nil {
+		if *spec.API.Replicas < 0 {
+			return invalid("api.replicas", "must not be negative")
+		}
+		s.apiReplicas = *spec.API.Replicas
+	}
+	return nil
+}
+
+// resolvePublicURL sets the Ingress and the public URL: given, else the
+// Ingress's, else the port-forward one.
+func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 	urlField, urlValue := "publicURL", spec.PublicURL
 	if urlValue == "" && spec.MonoclePublicURL != "" {
 		urlField, urlValue = "monoclePublicURL", spec.MonoclePublicURL
@@ -215,7 +231,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
 		}
 		if in.Host == "" {
-			return settings{}, invalid("ingress.host", "is required for an Ingress")
+			return invalid("ingress.host", "is required for an Ingress")
 		}
 		s.ingress = &in
 		if urlValue == "" {
@@ -228,60 +244,67 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	}
 	s.publicURL = cmp.Or(urlValue, DefaultPublicURL)
 	if u, err := url.Parse(s.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return settings{}, invalid(urlField, "%s is not an http or https URL", quote(s.publicURL))
+		return invalid(urlField, "%s is not an http or https URL", quote(s.publicURL))
 	}
+	return nil
+}
+
+// checkImages: the API server takes a template whose image has spaces
+// around it, and refuses each of its pods.
+func checkImages(_ *Spec, s *settings) *fieldError {
 	for _, f := range [][2]string{{"image", s.image}, {"elasticsearch.image", s.elastic.image}} {
-		// The API server takes a template whose image has spaces around
-		// it, and refuses each of its pods.
 		if strings.ContainsAny(f[1], " \t\n") || strings.TrimSpace(f[1]) != f[1] {
-			return settings{}, invalid(f[0], "%s is not an image reference", quote(f[1]))
+			return invalid(f[0], "%s is not an image reference", quote(f[1]))
 		}
 	}
+	return nil
+}
 
+// resolveElastic checks how Elasticsearch is reached, and sets its volume,
+// its memory and its snapshots.
+func resolveElastic(spec *Spec, s *settings) *fieldError {
+	es := spec.Elasticsearch
 	if es.URL != "" {
 		// Monocle 1.11 reaches Elasticsearch with http-client's default
 		// manager (src/Monocle/Env.hs): plain HTTP only, no TLS.
 		if u, err := url.Parse(es.URL); err != nil || u.Scheme != "http" || u.Host == "" {
 			// The value may hold credentials: never repeat it.
-			return settings{}, invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
+			return invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
 		}
 	}
 	if es.URLSecretRef != nil && (es.URLSecretRef.Name == "" || es.URLSecretRef.Key == "") {
-		return settings{}, invalid("elasticsearch.urlSecretRef", "needs a name and a key")
+		return invalid("elasticsearch.urlSecretRef", "needs a name and a key")
 	}
-
 	sizeField, size := "elasticsearch.storageSize", es.StorageSize
 	if size == "" {
 		sizeField, size = "storageSize", spec.StorageSize
 	}
 	q, err := resource.ParseQuantity(cmp.Or(size, DefaultStorageSize))
 	if err != nil {
-		return settings{}, invalid(sizeField, "%s is not a quantity such as 10Gi", quote(size))
+		return invalid(sizeField, "%s is not a quantity such as 10Gi", quote(size))
 	}
 	if q.Sign() <= 0 {
-		return settings{}, invalid(sizeField, "%s must be more than zero", quote(size))
+		return invalid(sizeField, "%s must be more than zero", quote(size))
 	}
 	s.elastic.size, s.elastic.sizeField = q, sizeField
 	s.elastic.classField = "elasticsearch.storageClassName"
 	if es.StorageClassName == "" {
 		s.elastic.classField = "storageClassName"
 	}
-
 	var note string
+	var ferr *fieldError
 	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, es.Resources.Core()); ferr != nil {
-		return settings{}, ferr
+		return ferr
 	}
 	if note != "" {
 		s.notes = append(s.notes, note)
 	}
 	if es.Snapshots != nil {
 		if s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size); ferr != nil {
-			return settings{}, ferr
+			return ferr
 		}
 	}
-	s.apiRes = resourcesOr(spec.API.Resources.Core(), instance.Resources("100m", "256Mi", "1Gi"))
-	s.crawlerRes = resourcesOr(spec.Crawler.Resources.Core(), instance.Resources("50m", "128Mi", "512Mi"))
-	return s, nil
+	return nil
 }
 
 // JVM heap bounds: the smallest heap Elasticsearch is run with here, and

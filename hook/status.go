@@ -113,41 +113,8 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 	if v := (v1alpha1.Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
-
-	conds := []metav1.Condition{
-		{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"},
-		{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"},
-		{Type: ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"},
-		identsCondition(pods),
-	}
-	if len(waiting) > 0 {
-		msg := "waiting for " + strings.Join(waiting, ", ")
-		conds[0] = metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: msg}
-		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: msg}
-	}
-	switch {
-	case es.retaining != "":
-		what := "removed"
-		if es.recreating {
-			what = "made anew with the snapshot volume"
-		}
-		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
-			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.retaining}
-	case es.recreating:
-		conds[1] = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
-			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
-				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
-	}
-	if notes := append(slices.Clip(facts.notes), pods.notes...); len(notes) > 0 {
-		conds[2].Message += "; note: " + strings.Join(notes, "; ")
-	}
-	if errs := facts.specErrors(); len(errs) > 0 {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = e.Error()
-		}
-		conds[2] = metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].reason, Message: strings.Join(msgs, "; ")}
-	}
+	ready, progressing := readyConditions(n, es, waiting)
+	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), identsCondition(pods)}
 
 	cj := obs.CronJobs[n.Snapshots]
 	off := es.snapshotsOff
@@ -169,6 +136,49 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 	}
 	st.Conditions = conds
 	return st
+}
+
+// readyConditions are Ready and Progressing: the components waited for,
+// and Elasticsearch's StatefulSet on its way to be recreated.
+func readyConditions(n instance.Names, es elasticFacts, waiting []string) (ready, progressing metav1.Condition) {
+	ready = metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"}
+	progressing = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"}
+	if len(waiting) > 0 {
+		msg := "waiting for " + strings.Join(waiting, ", ")
+		ready = metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: msg}
+		progressing = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: msg}
+	}
+	switch {
+	case es.retaining != "":
+		what := "removed"
+		if es.recreating {
+			what = "made anew with the snapshot volume"
+		}
+		progressing = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
+			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.retaining}
+	case es.recreating:
+		progressing = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
+			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
+				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
+	}
+	return ready, progressing
+}
+
+// specAppliedCondition names every spec field not in effect, or notes what
+// is applied but unwise.
+func specAppliedCondition(facts statusFacts) metav1.Condition {
+	if errs := facts.specErrors(); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].reason, Message: strings.Join(msgs, "; ")}
+	}
+	c := metav1.Condition{Type: ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"}
+	if notes := append(slices.Clip(facts.notes), facts.pods.notes...); len(notes) > 0 {
+		c.Message += "; note: " + strings.Join(notes, "; ")
+	}
+	return c
 }
 
 // runningImage is a workload's image once its rollout is complete.

@@ -75,41 +75,52 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 		c.problem("%s %s", quoteName(name), p)
 	}
 	c.path.pop()
-
-	// src/Monocle/Config.hs, loadConfig: every workspace's crawlers_api_key
-	// (default CRAWLERS_API_KEY) names a variable getEnv' must find, at the
-	// start of the API and of the crawler.
 	if c.env != nil {
-		key, named := w.optionalText("crawlers_api_key")
-		if !named {
-			if !c.envSet("CRAWLERS_API_KEY") {
-				c.problem("Monocle reads the crawlers' API key from CRAWLERS_API_KEY (no crawlers_api_key is set), which the pods do not get")
-			}
-		} else if !c.envSet(key) {
-			c.path.pushKey("crawlers_api_key")
-			if key == "HOSTNAME" {
-				// src/Monocle/Api/Server.hs compares the key a crawler
-				// sends with the API's own value of the variable.
-				c.problem("names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
-			} else {
-				c.problem("names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
-			}
-			c.path.pop()
-		}
+		c.checkAPIKey(w)
 	}
-
+	var crawlers []string
 	c.path.pushKey("crawlers")
 	for i, cr := range w.list("crawlers") {
 		if cr, ok := cr.(*recordValue); ok {
 			c.path.pushIndex(i)
 			c.checkCrawler(cr)
 			c.path.pop()
+			crawlers = append(crawlers, cr.text("name"))
 		}
 	}
 	c.path.pop()
+	c.checkAliases(w)
+	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents"))}
+}
 
-	// Each alias is checked against its workspace: project:X and group:X
-	// must name one of its projects or ident groups.
+// checkAPIKey: every workspace's crawlers_api_key (default
+// CRAWLERS_API_KEY) names a variable getEnv' must find, at the start of the
+// API and of the crawler (src/Monocle/Config.hs, loadConfig).
+func (c *checker) checkAPIKey(w *recordValue) {
+	key, named := w.optionalText("crawlers_api_key")
+	if !named {
+		if !c.envSet("CRAWLERS_API_KEY") {
+			c.problem("Monocle reads the crawlers' API key from CRAWLERS_API_KEY (no crawlers_api_key is set), which the pods do not get")
+		}
+		return
+	}
+	if c.envSet(key) {
+		return
+	}
+	c.path.pushKey("crawlers_api_key")
+	if key == "HOSTNAME" {
+		// src/Monocle/Api/Server.hs compares the key a crawler sends with
+		// the API's own value of the variable.
+		c.problem("names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
+	} else {
+		c.problem("names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
+	}
+	c.path.pop()
+}
+
+// checkAliases checks each search alias against its workspace: project:X
+// and group:X must name one of its projects or ident groups.
+func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
 	for _, p := range w.list("projects") {
 		if p, ok := p.(*recordValue); ok {
@@ -146,14 +157,6 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 		c.path.pop()
 	}
 	c.path.pop()
-
-	var crawlers []string
-	for _, cr := range w.list("crawlers") {
-		if cr, ok := cr.(*recordValue); ok {
-			crawlers = append(crawlers, cr.text("name"))
-		}
-	}
-	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents"))}
 }
 
 // identsValue is the idents of a workspace in the shape of Workspace.Idents.

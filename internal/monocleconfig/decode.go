@@ -115,18 +115,7 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 		d.problem("must be a string, not %s%s", k, hint)
 		return nil, false
 	case naturalType:
-		n := deref(n)
-		if n.Kind == yaml.ScalarNode {
-			if s, _ := resolveScalar(n); s.kind == jsonNumber {
-				if s.natural {
-					return naturalValue{}, true
-				}
-				d.problem("must be a whole number, 0 or more")
-				return nil, false
-			}
-		}
-		d.problem("must be a whole number, not %s", kindOf(n))
-		return nil, false
+		return d.decodeNatural(n)
 	case boolType:
 		if k := kindOf(n); k != jsonBool {
 			hint := ""
@@ -138,29 +127,7 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 		}
 		return true, true // Some; the value itself is not used
 	case listType:
-		n := deref(n)
-		if n.Kind != yaml.SequenceNode {
-			d.problem("must be a list, not %s", kindOf(n))
-			return nil, false
-		}
-		var out []any
-		if !d.sink.quiet { // a trial only needs to know whether it fits
-			out = make([]any, len(n.Content))
-		}
-		ok := true
-		for i, elem := range n.Content {
-			d.path.pushIndex(i)
-			v, elemOK := d.decode(t.elem, elem)
-			d.path.pop()
-			if out != nil {
-				out[i] = v
-			}
-			ok = ok && elemOK
-		}
-		if out == nil {
-			return nil, ok
-		}
-		return out, ok
+		return d.decodeList(t, n)
 	case *record:
 		o, isObject := objectOf(n)
 		if !isObject {
@@ -172,6 +139,47 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 		return d.decodeUnion(t, n)
 	}
 	panic(fmt.Sprintf("monocleconfig: unknown type %T", t))
+}
+
+func (d *decoder) decodeNatural(n *yaml.Node) (any, bool) {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode {
+		if s, _ := resolveScalar(n); s.kind == jsonNumber {
+			if s.natural {
+				return naturalValue{}, true
+			}
+			d.problem("must be a whole number, 0 or more")
+			return nil, false
+		}
+	}
+	d.problem("must be a whole number, not %s", kindOf(n))
+	return nil, false
+}
+
+func (d *decoder) decodeList(t listType, n *yaml.Node) (any, bool) {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode {
+		d.problem("must be a list, not %s", kindOf(n))
+		return nil, false
+	}
+	var out []any
+	if !d.sink.quiet { // a trial only needs to know whether it fits
+		out = make([]any, len(n.Content))
+	}
+	ok := true
+	for i, elem := range n.Content {
+		d.path.pushIndex(i)
+		v, elemOK := d.decode(t.elem, elem)
+		d.path.pop()
+		if out != nil {
+			out[i] = v
+		}
+		ok = ok && elemOK
+	}
+	if out == nil {
+		return nil, ok
+	}
+	return out, ok
 }
 
 func isYAML11Bool(s string) bool {
@@ -285,8 +293,14 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		d.problem("fits none of Monocle's %ss: it must be %s", t.name, describeUnion(t))
 		return nil, false
 	}
+	d.problem("fits none of Monocle's %ss; read as a %s: %s", t.name, best.label, d.explain(best, o))
+	return nil, false
+}
+
+// explain is the first problems of reading o as alt.
+func (d *decoder) explain(alt *alternative, o object) string {
 	explain := &decoder{path: d.path, sink: &sink{}}
-	explain.decodeRecord(best.typ, o)
+	explain.decodeRecord(alt.typ, o)
 	prefix := d.path.String()
 	var details []string
 	for i, p := range explain.sink.problems {
@@ -297,8 +311,7 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.Path, prefix), ".")
 		details = append(details, rel+": "+p.Message)
 	}
-	d.problem("fits none of Monocle's %ss; read as a %s: %s", t.name, best.label, strings.Join(details, "; "))
-	return nil, false
+	return strings.Join(details, "; ")
 }
 
 // describeUnion says what a value of t may be, from its required fields.

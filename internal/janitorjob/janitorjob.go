@@ -97,21 +97,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if o.Monocle == "" || file == "" {
 		return fmt.Errorf("%w: --monocle and -f are required", snapshot.ErrUsage)
 	}
-	in := stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-	}
-	objects, err := io.ReadAll(io.LimitReader(in, maxObjects+1))
+	objects, err := readObjects(file, stdin, o.Monocle)
 	if err != nil {
 		return err
-	}
-	if len(objects) > maxObjects {
-		return fmt.Errorf("-f: more than %d MiB: give only the Monocle's Deployments and ConfigMaps (-l app.kubernetes.io/instance=%s)", maxObjects>>20, o.Monocle)
 	}
 	out, err := Render(o, objects)
 	if err != nil {
@@ -119,6 +107,27 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// readObjects reads -f, file or stdin ("-"), at most maxObjects.
+func readObjects(file string, stdin io.Reader, monocle string) ([]byte, error) {
+	in := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	objects, err := io.ReadAll(io.LimitReader(in, maxObjects+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(objects) > maxObjects {
+		return nil, fmt.Errorf("-f: more than %d MiB: give only the Monocle's Deployments and ConfigMaps (-l app.kubernetes.io/instance=%s)", maxObjects>>20, monocle)
+	}
+	return objects, nil
 }
 
 // maxObjects bounds what -f reads: a Monocle's Deployments and ConfigMaps

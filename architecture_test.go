@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// ARCHITECTURE.md names every file of the hook's code, and names only files
+// that exist: a file added, renamed or deleted must find its place there.
+func TestArchitectureNamesEveryFile(t *testing.T) {
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([\\w./]+\\.go)`").FindAllStringSubmatch(string(doc), -1) {
+		named[filepath.Base(m[1])] = true
+	}
+	var files []string
+	for _, dir := range []string{".", "hook"} {
+		matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range matches {
+			if !strings.HasSuffix(f, "_test.go") {
+				files = append(files, filepath.Base(f))
+			}
+		}
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d files found: the test reads the wrong place", len(files))
+	}
+	exists := map[string]bool{}
+	for _, f := range files {
+		exists[f] = true
+		if !named[f] {
+			t.Errorf("%s is not in ARCHITECTURE.md", f)
+		}
+	}
+	for f := range named {
+		if !exists[f] && !strings.Contains(string(doc), "/"+f) {
+			t.Errorf("ARCHITECTURE.md names %s, which is not a file of the hook or main", f)
+		}
+	}
+}

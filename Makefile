@@ -30,13 +30,18 @@ run: build
 unit:
 	$(GO) test -race -count=1 ./...
 	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd tools/converge && $(GO) test -count=1 ./...
 
 # go vet and staticcheck (pinned in tools/lint, configured by staticcheck.conf),
-# on the service and the e2e module.
+# on the service, the e2e module and tools/converge; imports grouped as
+# goimports does (standard library, others, then this project's), everywhere.
+GOIMPORTS = $(GO) tool -modfile=tools/lint/go.mod goimports -local github.com/change-metrics/monocle-hook
 lint:
+	@files=$$($(GOIMPORTS) -l .); if [ -n "$$files" ]; then echo "imports not grouped (run $(GOIMPORTS) -w .):" $$files >&2; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 	cd e2e && $(GO) vet ./... && $(GO) tool -modfile=../tools/lint/go.mod staticcheck ./...
+	cd tools/converge && $(GO) vet ./... && $(GO) tool -modfile=../../tools/lint/go.mod staticcheck ./...
 
 # Bounded native fuzzing of the decoder and of Sync (seeded from the
 # fixtures), of the config validation and of the search-alias check.
@@ -142,7 +147,8 @@ attack: build
 # `crane push dist/oci ...` read them; `make push` pushes them.
 DIST      ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64
-# Convergence with the real Metacontroller (not part of `make test`; see
+# Convergence with the real Metacontroller, by tools/converge (the run is
+# not part of `make test`, its unit tests are, in `make unit`; see
 # BENCHMARKS.md): a fresh etcd + kube-apiserver per run, the hook, and
 # METACONTROLLER (v4.17.2, built from its source as the README's Install step
 # 1 says) with MC_FLAGS; MONOCLES Monocles in NAMESPACES namespaces, RUNS
@@ -166,7 +172,7 @@ converge:
 		exit 2; \
 	fi
 	$(MAKE) build
-	cd e2e && $(GO) build -o ../bin/converge ./converge
+	$(GO) build -C tools/converge -o $(CURDIR)/bin/converge .
 	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -metacontroller "$(METACONTROLLER)" \
 		-mc-flags "$(MC_FLAGS)" -mc-env "$(MC_ENV)" -monocles $(MONOCLES) -namespaces $(NAMESPACES) -runs $(RUNS) $(CONVERGE_FLAGS)
 

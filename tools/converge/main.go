@@ -64,7 +64,8 @@
 // writes (anything but status, resourceVersion, generation and
 // managedFields). With -as-in-a-cluster=false, Metacontroller is a
 // system:masters user (exempt from APF, as the floor's clients are) and no
-// kube-controller-manager runs, as the earlier figures were measured.
+// kube-controller-manager runs: the setting of BENCHMARKS.md's first
+// Metacontroller tables, kept so that they can be rerun.
 //
 // -floors=false skips steps 6 and 7 (sizing runs: Metacontroller's memory
 // and CPU, not its time against the floor). -mc-env adds environment
@@ -120,7 +121,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The targets, checked on the medians.
+// The target, checked on the medians: the floor, the same children created
+// directly, is what the API server itself takes, so Metacontroller's time is
+// judged against it.
 const (
 	targetFloorRatio = 1.1 // children in place within 1.1 x the floor
 )
@@ -1411,8 +1414,8 @@ func metricValue(ctx context.Context, client *http.Client, url, name string) (fl
 	return 0, fmt.Errorf("%s: no %s", url, name)
 }
 
-// countLog counts Metacontroller's in-place updates, creates and error
-// lines so far in its JSON log (zap's production encoder, its default).
+// countLogs counts Metacontroller's in-place updates, creates and error
+// lines so far in its JSON logs (zap's production encoder, its default).
 func countLogs(paths []string) (updates, creates, errorLines, forbidden int, err error) {
 	for _, path := range paths {
 		u, c, e, f, err := countLog(path)
@@ -1666,8 +1669,6 @@ func cpuTimes(procs map[string]int) map[string]time.Duration {
 	return times
 }
 
-// summarize prints the medians of the runs, the targets, and a row for
-// BENCHMARKS.md's table.
 // median is the median of f over the runs.
 func median(results []result, f func(result) float64) float64 {
 	v := make([]float64, len(results))
@@ -1681,6 +1682,8 @@ func median(results []result, f func(result) float64) float64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
+// summarize prints the medians of the runs, the targets, and a row for
+// BENCHMARKS.md's table.
 func summarize(o options, flags string, results []result) {
 	med := func(f func(result) float64) float64 { return median(results, f) }
 	maxOf := func(f func(result) int) int {

@@ -36,10 +36,11 @@ const metacontrollerNS = "metacontroller"
 
 // serviceAccountKubeconfig makes Metacontroller's ServiceAccount, bound to
 // the ClusterRole its chart (metacontroller-helm 4.17.2) makes from
-// clusterRole.rules (its default: all verbs on all resources), and writes a kubeconfig with a token of it from the
-// TokenRequest API: a ServiceAccount's requests go through API Priority and
-// Fairness (FlowSchema service-accounts, priority level workload-low), where
-// a system:masters user's are exempt.
+// clusterRole.rules (its default: all verbs on all resources), and writes a
+// kubeconfig with a token of it from the TokenRequest API: a
+// ServiceAccount's requests go through API Priority and Fairness
+// (FlowSchema service-accounts, priority level workload-low), where a
+// system:masters user's are exempt.
 func serviceAccountKubeconfig(ctx context.Context, o options, cp *controlPlane, dir string) (string, error) {
 	client, err := kubernetes.NewForConfig(cp.env.Config)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
-
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
-
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -87,7 +86,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 	}
 	templates := []corev1.PersistentVolumeClaim{dataClaimFor(s, dataVolume)}
 	if s.snapshots != nil {
-		templates = append(templates, snapshotsClaim(s.snapshots))
+		templates = append(templates, volumeClaimTemplate(instance.SnapshotsVolume, s.snapshots.size, s.snapshots.class))
 	}
 	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)}, n.Elastic
 	if observed != nil {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
-
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 

@@ -22,7 +22,6 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
-
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -158,24 +157,6 @@ func scheduleIn(schedule, timeZone string) (cron.Schedule, error) {
 	return parseCron("TZ=" + cmp.Or(timeZone, "UTC") + " " + schedule)
 }
 
-// snapshotsClaim is the snapshot volume's claim template, written whole as
-// the server stores it, like dataClaim.
-func snapshotsClaim(snap *snapshotSettings) corev1.PersistentVolumeClaim {
-	claim := corev1.PersistentVolumeClaim{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: instance.SnapshotsVolume},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: snap.size}},
-			VolumeMode:  ptr.To(corev1.PersistentVolumeFilesystem),
-		},
-		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
-	}
-	if snap.class != "" {
-		claim.Spec.StorageClassName = ptr.To(snap.class)
-	}
-	return claim
-}
 
 // claimTemplate is the StatefulSet's volumeClaimTemplate of that name.
 func claimTemplate(templates []corev1.PersistentVolumeClaim, name string) *corev1.PersistentVolumeClaim {

@@ -10,28 +10,28 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
-
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // Elasticsearch's volume: the claim template, its growth and its retention.
 
-// dataClaim is written whole, as the server stores it (apiVersion, kind,
-// volumeMode, status): Metacontroller replaces a list without a merge key
-// whole, so any difference would be a rewrite on every sync.
-func dataClaim(s settings) corev1.PersistentVolumeClaim {
+// volumeClaimTemplate is one of the StatefulSet's (the data volume, the
+// snapshot volume), written whole, as the server stores it (apiVersion,
+// kind, volumeMode, status): Metacontroller replaces a list without a merge
+// key whole, so any difference would be a rewrite on every sync.
+func volumeClaimTemplate(name string, size resource.Quantity, class string) corev1.PersistentVolumeClaim {
 	claim := corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.elastic.size}},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 			VolumeMode:  ptr.To(corev1.PersistentVolumeFilesystem),
 		},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
 	}
-	if s.elastic.class != "" {
-		claim.Spec.StorageClassName = ptr.To(s.elastic.class)
+	if class != "" {
+		claim.Spec.StorageClassName = ptr.To(class)
 	}
 	return claim
 }
@@ -64,7 +64,7 @@ func volumesAsked(n instance.Names, s settings) []volumeAsked {
 // the template then says its size and class, so that the template, the
 // volume and status.storage agree.
 func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClaim {
-	claim := dataClaim(s)
+	claim := volumeClaimTemplate("data", s.elastic.size, s.elastic.class)
 	if volume == nil {
 		return claim
 	}

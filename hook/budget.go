@@ -11,8 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // The cost model: the heap a request may take at its peak, estimated before

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/change-metrics/monocle-hook/internal/snapshot"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // One constructor per child. Each is a pure function of its arguments and

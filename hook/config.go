@@ -11,8 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // defaultConfig is the seed operator's: one workspace, no crawlers.

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/change-metrics/monocle-hook/internal/mcapply"
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

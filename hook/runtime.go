@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
-	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // What Monocle reads once running, past its config loader: the crawler's

@@ -21,8 +21,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
-	"github.com/change-metrics/monocle-hook/internal/snapshot"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // Snapshots of the managed Elasticsearch: a CronJob runs our own binary
@@ -156,7 +156,6 @@ func scheduleIn(schedule, timeZone string) (cron.Schedule, error) {
 	}
 	return parseCron("TZ=" + cmp.Or(timeZone, "UTC") + " " + schedule)
 }
-
 
 // claimTemplate is the StatefulSet's volumeClaimTemplate of that name.
 func claimTemplate(templates []corev1.PersistentVolumeClaim, name string) *corev1.PersistentVolumeClaim {

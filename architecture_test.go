@@ -20,12 +20,14 @@ func TestArchitectureNamesEveryFile(t *testing.T) {
 		named[filepath.Base(m[1])] = true
 	}
 	var files []string
+	exists := map[string]bool{}
 	for _, dir := range []string{".", "hook"} {
 		matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range matches {
+			exists[filepath.Base(f)] = true
 			if !strings.HasSuffix(f, "_test.go") {
 				files = append(files, filepath.Base(f))
 			}
@@ -34,9 +36,7 @@ func TestArchitectureNamesEveryFile(t *testing.T) {
 	if len(files) < 20 {
 		t.Fatalf("only %d files found: the test reads the wrong place", len(files))
 	}
-	exists := map[string]bool{}
 	for _, f := range files {
-		exists[f] = true
 		if !named[f] {
 			t.Errorf("%s is not in ARCHITECTURE.md", f)
 		}

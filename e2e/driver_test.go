@@ -44,24 +44,23 @@ import (
 
 var monocleGVR = schema.GroupVersionResource{Group: hook.Group, Version: hook.Version, Resource: "monocles"}
 
-// childType is one entry of metacontroller/compositecontroller.yaml's
-// childResources.
+// childType is one of the CompositeController's childResources.
 type childType struct {
 	key      string // the sync request's type key
 	gvr      schema.GroupVersionResource
 	onDelete bool
 }
 
-var childTypes = []childType{
-	{"Secret.v1", schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, false},
-	{"ConfigMap.v1", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, false},
-	{"Service.v1", schema.GroupVersionResource{Version: "v1", Resource: "services"}, false},
-	{"StatefulSet.apps/v1", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, false},
-	{"Deployment.apps/v1", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, false},
-	{"Job.batch/v1", schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, true},
-	{"CronJob.batch/v1", schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, false},
-	{"Ingress.networking.k8s.io/v1", schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, false},
-}
+// childTypes are the hook's ChildKinds, which the CompositeController's
+// childResources follow.
+var childTypes = func() []childType {
+	var out []childType
+	for _, k := range hook.ChildKinds {
+		gv := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion()
+		out = append(out, childType{k.Key(), gv.WithResource(k.Resource), k.UpdateStrategy == "OnDelete"})
+	}
+	return out
+}()
 
 func childTypeOf(kind string) childType {
 	for _, ct := range childTypes {

@@ -18,17 +18,6 @@ import (
 // stores them (canonical quantities, explicit protocol), so that the object
 // Metacontroller reads back merges with the next answer into itself.
 
-var (
-	typeSecret      = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-	typeConfigMap   = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
-	typeService     = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
-	typeStatefulSet = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
-	typeDeployment  = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
-	typeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
-	typeCronJob     = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"}
-	typeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
-)
-
 func objectMeta(name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: labels}
 }

@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -47,7 +46,8 @@ type observedChild struct {
 	typ metav1.TypeMeta
 }
 
-// all lists every child of c (keyed by name), by type then by name.
+// all lists every child of c (keyed by name), by type (in ChildKinds'
+// order) then by name.
 func (c Children) all() []observedChild {
 	var out []observedChild
 	add := func(typ metav1.TypeMeta, objs []metav1.Object) {

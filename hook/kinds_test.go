@@ -1,0 +1,190 @@
+package hook
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Children stays a struct of typed maps (a generic decode is slower), so its
+// fields are written by hand: field i is ChildKinds[i], keyed as
+// Metacontroller keys it and holding the kind's Go type.
+func TestChildrenFollowChildKinds(t *testing.T) {
+	// The Go type of each kind; a kind of a new group needs its group here.
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, networkingv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	typ := reflect.TypeFor[Children]()
+	for i := range max(typ.NumField(), len(ChildKinds)) {
+		if i >= typ.NumField() {
+			t.Errorf("ChildKinds[%d] %s: no field of Children", i, ChildKinds[i].Key())
+			continue
+		}
+		f := typ.Field(i)
+		if i >= len(ChildKinds) {
+			t.Errorf("Children.%s (%s): not in ChildKinds", f.Name, f.Tag.Get("json"))
+			continue
+		}
+		k := ChildKinds[i]
+		if tag := f.Tag.Get("json"); tag != k.Key() {
+			t.Errorf("Children.%s is tagged %q, ChildKinds[%d] is %q", f.Name, tag, i, k.Key())
+		}
+		obj, err := scheme.New(schema.FromAPIVersionAndKind(k.APIVersion, k.Kind))
+		if err != nil {
+			t.Errorf("ChildKinds[%d]: %v", i, err)
+			continue
+		}
+		if want := reflect.MapOf(reflect.TypeFor[string](), reflect.TypeOf(obj)); f.Type != want {
+			t.Errorf("Children.%s is a %v, want %v for %s", f.Name, f.Type, want, k.Key())
+		}
+	}
+}
+
+// observe and all take every kind: one child of each, keyed as a v2 hook
+// keys it, is observed by its name and listed with its kind's TypeMeta, in
+// ChildKinds' order.
+func TestObserveTakesEveryKind(t *testing.T) {
+	var in Children
+	v := reflect.ValueOf(&in).Elem()
+	var objs []metav1.Object
+	for i := range v.NumField() {
+		m := reflect.MakeMap(v.Field(i).Type())
+		o := reflect.New(m.Type().Elem().Elem())
+		obj := o.Interface().(metav1.Object)
+		obj.SetNamespace("ns")
+		obj.SetName("child")
+		m.SetMapIndex(reflect.ValueOf("ns/child"), o)
+		v.Field(i).Set(m)
+		objs = append(objs, obj)
+	}
+	obs := reflect.ValueOf(observe(in))
+	for i := range obs.NumField() {
+		if m := obs.Field(i); m.Len() != 1 || !m.MapIndex(reflect.ValueOf("child")).IsValid() {
+			t.Errorf("observe leaves out %s: %v", obs.Type().Field(i).Name, m)
+		}
+	}
+	all := observe(in).all()
+	if len(all) != len(objs) || len(all) != len(ChildKinds) {
+		t.Fatalf("all lists %d children of Children's %d kinds, want one of each of ChildKinds' %d", len(all), len(objs), len(ChildKinds))
+	}
+	for i, c := range all {
+		if c.obj != objs[i] || c.typ != ChildKinds[i].TypeMeta {
+			t.Errorf("all()[%d] is a %v (%T), want the %s", i, c.typ, c.obj, ChildKinds[i].Key())
+		}
+	}
+}
+
+// Metacontroller syncs the kinds the CompositeController names:
+// metacontroller/compositecontroller.yaml, which e2e's
+// TestManifestsUpToDate keeps rendered from the chart.
+func TestChildResourcesAreChildKinds(t *testing.T) {
+	b, err := os.ReadFile("../metacontroller/compositecontroller.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type childResource struct {
+		APIVersion     string `json:"apiVersion"`
+		Resource       string `json:"resource"`
+		UpdateStrategy struct {
+			Method string `json:"method"`
+		} `json:"updateStrategy"`
+	}
+	var cc struct {
+		Spec struct {
+			ChildResources []childResource `json:"childResources"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &cc); err != nil {
+		t.Fatal(err)
+	}
+	var want []childResource
+	for _, k := range ChildKinds {
+		r := childResource{APIVersion: k.APIVersion, Resource: k.Resource}
+		r.UpdateStrategy.Method = k.UpdateStrategy
+		want = append(want, r)
+	}
+	if got := cc.Spec.ChildResources; !reflect.DeepEqual(got, want) {
+		t.Errorf("the CompositeController's childResources (chart/templates/compositecontroller.yaml, then make manifests) are\n%+v\nChildKinds are\n%+v", got, want)
+	}
+}
+
+// Every child answered is of a kind in ChildKinds (Metacontroller refuses
+// others), in the golden answers.
+func TestAnswersHoldChildKinds(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden answers: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct{ Children []metav1.TypeMeta }
+		if err := json.Unmarshal(b, &answer); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, c := range answer.Children {
+			if !slices.ContainsFunc(ChildKinds, func(k ChildKind) bool { return k.TypeMeta == c }) {
+				t.Errorf("%s answers a %s %s, not in ChildKinds", f, c.APIVersion, c.Kind)
+			}
+		}
+	}
+}
+
+// ARCHITECTURE.md's steps for a new child kind name files that exist and,
+// in them, the names they point to.
+func TestArchitectureNewChildKind(t *testing.T) {
+	b, err := os.ReadFile("../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, item, ok := strings.Cut(string(b), "\n- A new child kind:")
+	if !ok {
+		t.Fatal(`ARCHITECTURE.md has no "- A new child kind:" item`)
+	}
+	item, _, _ = strings.Cut(item, "\n- ")
+	var files, words []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(item, -1) {
+		switch tok := m[1]; {
+		case strings.Contains(tok, " "): // a command
+		case strings.Contains(tok, "/") || strings.HasSuffix(tok, ".go") || strings.HasSuffix(tok, ".yaml"):
+			path := filepath.Join("..", tok)
+			if !strings.Contains(tok, "/") {
+				path = tok // hook's own
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("ARCHITECTURE.md names %s: %v", tok, err)
+			}
+			files = append(files, path)
+		default:
+			words = append(words, tok)
+		}
+	}
+	for _, w := range words {
+		found := slices.ContainsFunc(files, func(f string) bool {
+			b, _ := os.ReadFile(f)
+			return regexp.MustCompile(`\b` + regexp.QuoteMeta(w) + `\b`).Match(b)
+		})
+		if !found {
+			t.Errorf("ARCHITECTURE.md names %s, in none of %v", w, files)
+		}
+	}
+}

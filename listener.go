@@ -16,25 +16,30 @@ import (
 // health endpoints and /metrics (hook.OnReserve).
 const reservedConnections = 16
 
-// connLimit bounds the connections the hook holds: each costs memory
-// (about 19 KB idle), and one hook serves every Monocle. At the limit, the
-// connection idle the longest is closed to make room (a client reopens one
-// at no cost; Metacontroller keeps at most 2 idle, Go's default), else the
-// new one is taken on the reserve (the same way), else closed at once.
+// connLimit bounds the connections the hook holds: each costs memory, and
+// one hook serves every Monocle. At the limit, the connection idle the
+// longest is closed to make room (a client reopens one at no cost;
+// Metacontroller keeps at most 2 idle, Go's default), else the new one is
+// taken on the reserve (the same way), else closed at once.
 type connLimit struct {
 	net.Listener
 	mu            sync.Mutex
 	pool, reserve connPool
 }
 
-// connPool is a number of connections, and since when each idle one is.
-// On the reserve every connection is listed: a health request or a scrape
-// is over in milliseconds, so one held longer (a sync's 503 lingering, a
-// client that stalls) is closed to make room.
+// connPool is a number of connections, each with since when it is idle or
+// busy. A busy one is closed to make room only on the reserve, once held
+// past reserveHold: a health request or a scrape is over in milliseconds,
+// so one held longer is a sync's 503 lingering or a client that stalls.
 type connPool struct {
-	max, held int
-	idle      map[*limitedConn]time.Time
-	busy      map[*limitedConn]time.Time // the reserve's, by when accepted
+	max   int
+	hold  time.Duration // 0: a busy connection keeps its place
+	conns map[*limitedConn]connMark
+}
+
+type connMark struct {
+	since time.Time
+	idle  bool
 }
 
 // reserveHold is how long a reserve connection keeps its place against a
@@ -43,8 +48,8 @@ const reserveHold = 100 * time.Millisecond
 
 func newConnLimit(l net.Listener, max int) *connLimit {
 	return &connLimit{Listener: l,
-		pool:    connPool{max: max, idle: map[*limitedConn]time.Time{}},
-		reserve: connPool{max: reservedConnections, idle: map[*limitedConn]time.Time{}, busy: map[*limitedConn]time.Time{}}}
+		pool:    connPool{max: max, conns: map[*limitedConn]connMark{}},
+		reserve: connPool{max: reservedConnections, hold: reserveHold, conns: map[*limitedConn]connMark{}}}
 }
 
 type limitedConn struct {
@@ -59,9 +64,7 @@ func (c *limitedConn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		defer c.l.mu.Unlock()
-		delete(c.pool.idle, c)
-		delete(c.pool.busy, c)
-		c.pool.held--
+		delete(c.pool.conns, c)
 	})
 	return err
 }
@@ -81,45 +84,31 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	}
 }
 
-// take holds c in p if p has room, or once its longest idle is closed.
+// take holds c in p if p has room, or once the connection idle the
+// longest, or busy past p.hold, is closed.
 func (l *connLimit) take(p *connPool, c net.Conn) *limitedConn {
 	l.mu.Lock()
-	if p.held >= p.max {
-		oldest := longest(p.idle, time.Now())
-		if oldest == nil {
-			oldest = longest(p.busy, time.Now().Add(-reserveHold))
+	now := time.Now()
+	var oldest *limitedConn
+	if len(p.conns) >= p.max {
+		for o, m := range p.conns {
+			if (m.idle || p.hold > 0 && now.Sub(m.since) > p.hold) && (oldest == nil || m.since.Before(p.conns[oldest].since)) {
+				oldest = o
+			}
 		}
 		if oldest == nil {
 			l.mu.Unlock()
 			return nil
 		}
-		delete(p.idle, oldest)
-		delete(p.busy, oldest)
-		l.mu.Unlock()
-		oldest.Close() // gives its place back
-		l.mu.Lock()
+		delete(p.conns, oldest) // its place is the new one's
 	}
-	defer l.mu.Unlock()
-	if p.held >= p.max {
-		return nil
-	}
-	p.held++
 	lc := &limitedConn{Conn: c, l: l, pool: p}
-	if p.busy != nil {
-		p.busy[lc] = time.Now()
+	p.conns[lc] = connMark{since: now}
+	l.mu.Unlock()
+	if oldest != nil {
+		oldest.Close()
 	}
 	return lc
-}
-
-// longest is the connection of m listed the earliest, before before.
-func longest(m map[*limitedConn]time.Time, before time.Time) *limitedConn {
-	var oldest *limitedConn
-	for c, since := range m {
-		if since.Before(before) && (oldest == nil || since.Before(m[oldest])) {
-			oldest = c
-		}
-	}
-	return oldest
 }
 
 // connState tracks which connections are idle, for Accept to close.
@@ -130,10 +119,8 @@ func (l *connLimit) connState(c net.Conn, state http.ConnState) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if state == http.StateIdle {
-		lc.pool.idle[lc] = time.Now()
-	} else {
-		delete(lc.pool.idle, lc)
+	if m, held := lc.pool.conns[lc]; held && (state == http.StateIdle) != m.idle {
+		lc.pool.conns[lc] = connMark{since: time.Now(), idle: state == http.StateIdle}
 	}
 }
 

@@ -17,30 +17,19 @@ import (
 )
 
 // The hook's memory, from the container's limit L (the chart's is 128 MiB):
-//
-//   - the budget of the requests in flight is L/4 (32 MiB). What a request
-//     holds is estimated as its peak live heap (hook/budget.go), so the
-//     live heap stays under L/4 plus the process' own 4 MiB or so.
-//   - the Go runtime's memory limit (GOMEMLIMIT) is 1.5 times the budget,
-//     3L/8 (48 MiB). Without it the GC lets the heap grow to twice the live
-//     heap before it collects (GOGC=100): a live heap at the budget would
-//     take the heap to L/2 and more. With it the GC collects sooner once
-//     the heap nears 3L/8; the live heap stays under it, so the GC does not
-//     run without end, as it does when the live heap itself is over the
-//     limit. Measured under the attacks of BENCHMARKS.md ("Under attack"),
-//     twice the budget (L/2) let the peak RSS reach 61 and 70 MiB where
-//     1.5 times kept it at 56 MiB or less, for about the same CPU.
-//   - the rest is headroom for what neither counts: the binary's resident
-//     pages (the idle hook is 14 MiB resident), connection buffers, the
-//     pool of read buffers, the estimate's own error, and what the budget
-//     cannot see (a YAML alias bomb: the config's bounded decoder must refuse it).
+// the requests in flight share a budget of L/4 (hook.Budget charges each
+// its estimated peak heap), and the Go runtime's memory limit is 1.5 times
+// the budget, 3L/8. Without that limit the GC lets the heap grow to twice
+// the live heap before it collects, so a live heap at the budget would take
+// the heap to L/2 and more; with it the GC collects sooner, and as the live
+// heap stays under it, the GC never runs without end. The rest of L is for
+// what the budget does not count: the binary's resident pages, the
+// connections, the pool of read buffers and the estimate's own error.
+// BENCHMARKS.md ("Under attack") has the peaks these shares give.
 const (
 	budgetShareOfLimit = 4 // the budget is the container's limit / 4
 	minBudget          = 1 << 20
 )
-
-// goMemLimitFor is the Go runtime's memory limit for a budget.
-func goMemLimitFor(budget int64) int64 { return budget + budget/2 }
 
 // memorySettings are the budget and the Go memory limit, and where the
 // budget came from (for the log).
@@ -71,7 +60,7 @@ func memoryFor(flagValue string, fsys fs.FS) (memorySettings, error) {
 			m.budget, m.from = hook.DefaultMemoryBudget, "the default (no cgroup memory limit)"
 		}
 	}
-	m.goMemLimit = goMemLimitFor(m.budget)
+	m.goMemLimit = m.budget + m.budget/2
 	return m, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,37 +17,25 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
-// The cost model: the heap a request may take at its peak, estimated before
-// it is spent. Figures from BenchmarkRequestHeap (BENCHMARKS.md, "What a
-// request costs"): the peak live heap of the whole /sync handler, sampled
-// under GOGC=1, against the body's size and the config's.
+// The cost model: the heap a request may take at its peak, charged before
+// it is spent. The factors are measured in BENCHMARKS.md ("What a request
+// costs", "Bodies, connections and edits"); each holds at the peak it bounds.
 const (
 	// decodeCost is charged per body byte as it arrives, on top of the
-	// read buffer's size: the decoded request and the answer. With the
-	// buffer (1 to 2 bytes per byte), that is 5 to 6 times the body: the
-	// peak was 4.2 to 4.8 times on the 421 KB requests (100 children,
-	// with the spec valid or not). On the 44 KB ones the peak is within the
-	// sampling's noise (0.6 to 5.7 times); requestCost covers them.
+	// read buffer: the decoded request and the answer it gives.
 	decodeCost = 4
-	// requestCost is charged once per request before Sync: what a request
-	// costs beyond its body (the answer of seven children built from
-	// scratch, the log line). The 5.8 KB new-parent request peaks at 12 KB
-	// to 82 KB.
+	// requestCost is charged once, before the answer is computed: what a
+	// small request costs beyond its body.
 	requestCost = 64 << 10
-	// valueCost is charged per JSON object or array in a body, counted
-	// before it is decoded: what each may decode into beyond its bytes. A
-	// 3-byte {} can become a struct of a kilobyte or more: measured per {}
-	// (TestDecodeCostPerValue), a Job in the children's map holds 1.5 KB
-	// live, a volumeClaimTemplate or a container 0.5 KB live and up to
-	// 2.7 KB allocated while its list grows. A real request holds one per
-	// 64 to 69 bytes: 650 in the recorded 44 KB ones, 1.3 MiB of charge.
+	// valueCost is charged per JSON object or array of a body, counted
+	// before it is decoded: a 3-byte {} can decode into a struct of
+	// kilobytes, so a body of empty objects costs what it would build.
 	valueCost = 2 << 10
-	// minBodyBuffer is the first read buffer: a request that sends a few
-	// bytes holds no more than this.
-	minBodyBuffer = 4 << 10
-	// maxPooledBuffer (256 KiB) is the largest read buffer kept for reuse:
-	// the recorded requests are 6 to 52 KB. Larger ones go back to the GC,
-	// so that a burst of large bodies does not stay in the pool.
+	// Read buffers double from minBodyBuffer, so that a request that
+	// sends a few bytes holds no more than it; those of up to
+	// maxPooledBuffer are reused (a real request is tens of KB), larger
+	// ones go back to the GC, so that a burst of them does not stay.
+	minBodyBuffer   = 4 << 10
 	pooledSizes     = 7
 	maxPooledBuffer = minBodyBuffer << (pooledSizes - 1)
 )
@@ -76,8 +66,8 @@ func syncCost(req *SyncRequest) int64 {
 }
 
 // DefaultBudgetWait is how long a request waits for the budget to have room
-// before it is answered 429: a normal sync takes about a millisecond, one
-// with a 1 MiB config about a hundred.
+// before it is answered 429: a normal sync is computed in about a
+// millisecond, one with the largest config in about a hundred.
 const DefaultBudgetWait = time.Second
 
 var (
@@ -91,23 +81,24 @@ var (
 
 // Budget bounds the heap that the requests in flight may take, so that no
 // request, and no number of them, can take the process past its memory
-// limit. Each request holds a claim that grows as its body arrives and once
-// more before Sync, by the cost model above.
+// limit. Each request holds a claim that grows as its body arrives, once
+// its JSON values are counted, and once more before its answer is computed.
 //
-// Room is given oldest request first. A request that needs more than is
-// free takes it back from younger requests that are still reading their
-// body or waiting (they are answered 429 and retried later by
-// Metacontroller): without that, requests holding half their body each
-// could wait for one another until all of them time out. A request that
-// is computing its answer is never interrupted: it frees its room soon.
+// Room is given oldest request first. A request that does not fit waits
+// for the requests computing their answer (they free their room within
+// milliseconds, and are never interrupted); if even that would not make it
+// fit, it takes room back from younger requests still reading their body
+// or waiting, youngest first: they are answered 429, and Metacontroller
+// sends them again. Without that, requests holding part of their body each
+// would wait for one another until all of them time out.
 type Budget struct {
 	limit int64
 	wait  time.Duration
 
-	mu     sync.Mutex
-	used   int64
-	seq    uint64
-	claims []*claim // every claim holding room or waiting for it, oldest first
+	mu      sync.Mutex
+	used    int64
+	claims  []*claim      // of the requests in flight, oldest first
+	changed chan struct{} // closed when room may have been freed
 }
 
 // NewBudget makes a budget of limit bytes; a request waits at most wait for
@@ -129,31 +120,25 @@ func (b *Budget) InUse() int64 {
 // claim is one request's share of the budget.
 type claim struct {
 	b         *Budget
-	seq       uint64
 	held      int64
-	want      int64         // > 0 while waiting for that much
-	computing bool          // past its last growth: never taken back
-	wounded   bool          // taken back: the request must give up
-	tracked   bool          // in b.claims
-	wake      chan struct{} // signalled when room may have been freed
-	deadline  time.Time     // of the wait; set by the first one
-
-	// interrupt makes a blocked body read return. It is called outside
-	// the budget's lock, so under its own, and never once the request is
-	// over: it would cut the connection's next request instead.
-	imu       sync.Mutex
+	want      int64     // > 0 while waiting for that much
+	computing bool      // past its last growth: never taken back
+	wounded   bool      // taken back: the request must give up
+	deadline  time.Time // of the wait, over the whole request
+	// interrupt, if not nil, makes the request's blocked body read return
+	// once its room is taken back. It is called only while the claim is
+	// in b.claims: once the request is over, it would cut the
+	// connection's next request instead.
 	interrupt func()
-	over      bool
 }
 
-// claim starts a request's share. interrupt, if not nil, is called (without
-// the budget's lock) when an older request takes the room back while this
-// one may be blocked reading its body.
+// claim starts a request's share.
 func (b *Budget) claim(interrupt func()) *claim {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.seq++
-	return &claim{b: b, seq: b.seq, wake: make(chan struct{}, 1), interrupt: interrupt}
+	c := &claim{b: b, interrupt: interrupt}
+	b.claims = append(b.claims, c)
+	return c
 }
 
 // grow adds n bytes to the claim, waiting for room at most the budget's
@@ -163,104 +148,86 @@ func (c *claim) grow(ctx context.Context, n int64, final bool) error {
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
-		if c.wounded {
+		switch {
+		case c.wounded:
 			return errOverBudget
-		}
-		if c.held+n > b.limit {
+		case c.held+n > b.limit:
 			return errBeyondBudget
-		}
-		if b.used+n <= b.limit && !b.olderWaiting(c) {
-			c.want = 0
-			c.computing = final
+		case b.used+n <= b.limit && !b.olderWaiting(c):
+			c.want, c.computing = 0, final
 			c.held += n
 			b.used += n
-			b.track(c)
 			return nil
 		}
-		// Requests computing their answer free their room within
-		// milliseconds: wait for them. If this one would not fit even
-		// then, take room back from younger requests still reading or
-		// waiting, youngest first, until it would; unless even all they
-		// hold would not do: then wait for older ones to finish (younger
-		// ones cannot grow meanwhile), and look again.
 		c.want = n
-		b.track(c)
-		var interrupted []*claim
-		if stays := b.used - b.computingHeld(); stays+n > b.limit && stays-b.takeable(c)+n <= b.limit {
-			for i := len(b.claims) - 1; i >= 0 && stays+n > b.limit; i-- {
-				y := b.claims[i]
-				if y.seq <= c.seq {
-					break
-				}
-				if y.computing || y.wounded {
-					continue
-				}
-				stays -= y.held
-				b.used -= y.held
-				y.held, y.wounded = 0, true
-				y.signal()
-				interrupted = append(interrupted, y)
-			}
-		}
-		if len(interrupted) > 0 {
-			b.prune()
-			b.mu.Unlock()
-			for _, y := range interrupted {
-				y.interruptRead()
-			}
-			b.mu.Lock()
+		if b.takeBack(c, n) {
 			continue
 		}
 		if c.deadline.IsZero() {
 			c.deadline = time.Now().Add(b.wait)
 		}
-		left := time.Until(c.deadline)
-		if left <= 0 {
+		if ctx.Err() != nil || !time.Now().Before(c.deadline) {
 			c.want = 0
-			b.prune()
-			b.wakeAll() // younger ones may fit now that this one gave up
+			b.notify() // younger ones may fit now that this one gave up
 			return errOverBudget
 		}
-		if timer == nil {
-			timer = time.NewTimer(left)
-		} else {
-			timer.Reset(left)
+		if b.changed == nil {
+			b.changed = make(chan struct{})
 		}
+		changed := b.changed
+		wait, cancel := context.WithDeadline(ctx, c.deadline)
 		b.mu.Unlock()
 		select {
-		case <-c.wake:
-		case <-timer.C:
-		case <-ctx.Done():
+		case <-changed:
+		case <-wait.Done():
 		}
+		cancel()
 		b.mu.Lock()
-		if ctx.Err() != nil {
-			c.want = 0
-			b.prune()
-			b.wakeAll()
-			return errOverBudget
+	}
+}
+
+// takeBack takes room back for c, which needs n more, from the requests
+// younger than c that are not computing, youngest first: only when room is
+// short even once the requests computing are done, and only if all the
+// younger ones hold would then make c fit. It says whether it took any.
+func (b *Budget) takeBack(c *claim, n int64) bool {
+	stays, takeable, younger := b.used, int64(0), false
+	for _, y := range b.claims {
+		switch {
+		case y.computing:
+			stays -= y.held
+		case younger:
+			takeable += y.held
+		}
+		younger = younger || y == c
+	}
+	if stays+n <= b.limit || stays-takeable+n > b.limit {
+		return false
+	}
+	for i := len(b.claims) - 1; b.claims[i] != c && stays+n > b.limit; i-- {
+		if y := b.claims[i]; !y.computing && (y.held > 0 || y.want > 0) {
+			stays -= y.held
+			b.used -= y.held
+			y.held, y.want, y.wounded = 0, 0, true
+			if y.interrupt != nil {
+				y.interrupt()
+			}
 		}
 	}
+	b.notify()
+	return true
 }
 
 // release gives the claim's room back when its request is over.
 func (c *claim) release() {
-	c.imu.Lock()
-	c.over = true
-	c.imu.Unlock()
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= c.held
 	c.held, c.want, c.wounded = 0, 0, true
-	b.prune()
-	b.wakeAll()
+	b.claims = slices.DeleteFunc(b.claims, func(o *claim) bool { return o == c })
+	b.notify()
 }
 
 // isWounded says whether an older request took the claim's room back.
@@ -270,49 +237,11 @@ func (c *claim) isWounded() bool {
 	return c.wounded
 }
 
-func (c *claim) interruptRead() {
-	c.imu.Lock()
-	defer c.imu.Unlock()
-	if !c.over && c.interrupt != nil {
-		c.interrupt()
-	}
-}
-
-func (c *claim) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// computingHeld is the room held by requests computing their answer.
-func (b *Budget) computingHeld() int64 {
-	var n int64
-	for _, c := range b.claims {
-		if c.computing {
-			n += c.held
-		}
-	}
-	return n
-}
-
-// takeable is the room that requests younger than c hold and could give
-// back: those not yet computing.
-func (b *Budget) takeable(c *claim) int64 {
-	var n int64
-	for _, y := range b.claims {
-		if y.seq > c.seq && !y.computing && !y.wounded {
-			n += y.held
-		}
-	}
-	return n
-}
-
 // olderWaiting says whether a request older than c waits for room: c must
 // not take it first.
 func (b *Budget) olderWaiting(c *claim) bool {
 	for _, o := range b.claims {
-		if o.seq >= c.seq {
+		if o == c {
 			return false
 		}
 		if o.want > 0 {
@@ -322,93 +251,45 @@ func (b *Budget) olderWaiting(c *claim) bool {
 	return false
 }
 
-// track keeps c in b.claims (in age order) while it holds or wants room.
-func (b *Budget) track(c *claim) {
-	if c.tracked {
-		return
-	}
-	c.tracked = true
-	i := len(b.claims)
-	for i > 0 && b.claims[i-1].seq > c.seq {
-		i--
-	}
-	b.claims = append(b.claims, nil)
-	copy(b.claims[i+1:], b.claims[i:])
-	b.claims[i] = c
-}
-
-// prune drops the claims that neither hold nor want room.
-func (b *Budget) prune() {
-	kept := b.claims[:0]
-	for _, c := range b.claims {
-		if (c.held > 0 || c.want > 0) && !c.wounded {
-			kept = append(kept, c)
-		} else {
-			c.tracked = false
-		}
-	}
-	clear(b.claims[len(kept):])
-	b.claims = kept
-}
-
-// wakeAll tells every waiting claim to look again.
-func (b *Budget) wakeAll() {
-	for _, c := range b.claims {
-		if c.want > 0 {
-			c.signal()
-		}
+// notify tells every waiting claim to look again.
+func (b *Budget) notify() {
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
 	}
 }
 
-// Read buffers come in pooled sizes, each twice the one before, from
-// minBodyBuffer to maxPooledBuffer; a body outgrows one into the next, so
-// that a buffer is at most twice what has arrived (or minBodyBuffer). Past
-// maxPooledBuffer it grows as append grows a slice (by about a quarter) and
-// is left to the GC.
 var bufferPools [pooledSizes]sync.Pool
 
-func pooledSize(i int) int { return minBodyBuffer << i }
-
-// getBuffer is an empty buffer of at least n bytes of capacity.
-func getBuffer(n int) []byte {
-	for i := range bufferPools {
-		if size := pooledSize(i); n <= size {
-			if b, ok := bufferPools[i].Get().(*[]byte); ok {
-				return (*b)[:0]
-			}
-			return make([]byte, 0, size)
+// getBuffer is an empty buffer of size bytes; a pooled one for the sizes
+// minBodyBuffer << i, i < pooledSizes.
+func getBuffer(size int) []byte {
+	if i := bits.Len(uint(size/minBodyBuffer)) - 1; i < pooledSizes && size == minBodyBuffer<<i {
+		if b, ok := bufferPools[i].Get().(*[]byte); ok {
+			return (*b)[:0]
 		}
 	}
-	return make([]byte, 0, n)
+	return make([]byte, 0, size)
 }
 
-// putBuffer hands a buffer of one of the pooled sizes back for reuse.
+// putBuffer hands a buffer of a pooled size back for reuse.
 func putBuffer(b []byte) {
-	for i := range bufferPools {
-		if cap(b) == pooledSize(i) {
-			b = b[:0]
-			bufferPools[i].Put(&b)
-			return
-		}
+	if i := bits.Len(uint(cap(b)/minBodyBuffer)) - 1; i < pooledSizes && cap(b) == minBodyBuffer<<i {
+		b = b[:0]
+		bufferPools[i].Put(&b)
 	}
 }
 
-// grownBuffer is b with room for more: the next pooled size up; past the
-// largest, a quarter more, or up to the size the request announced
-// (total) but never more than twice what has arrived, so that a large body
-// is copied once or twice rather than at every quarter.
+// grownBuffer is b with twice the room; past the pooled sizes, no more than
+// the size the request announced (total), if that is more than b holds: a
+// buffer is charged, and the largest Monocle the CRD admits needs nearly
+// all the chart's budget.
 func grownBuffer(b []byte, total int64) []byte {
-	var bigger []byte
-	if cap(b) < maxPooledBuffer {
-		bigger = getBuffer(cap(b) + 1)
-	} else {
-		size := cap(b) + cap(b)/4
-		if total > int64(size) {
-			size = int(min(total, 2*int64(cap(b))))
-		}
-		bigger = make([]byte, 0, size)
+	size := 2 * cap(b)
+	if cap(b) >= maxPooledBuffer && total > int64(cap(b)) {
+		size = int(min(total, int64(size)))
 	}
-	bigger = append(bigger, b...)
+	bigger := append(getBuffer(size), b...)
 	putBuffer(b)
 	return bigger
 }

@@ -58,30 +58,10 @@ type Limits struct {
 // server by e2e's TestConfigSizeBoundOnTheServer).
 const MaxBytes = 255 << 10
 
-// DefaultLimits are the limits Parse applies.
-//
-// MaxNodes is what keeps Parse within maxParseCost on any config of
-// MaxBytes: yaml.v3 allocates at most about 270 bytes per node counted
-// before parsing. Allocated by Parse (go test -v -run TestParseCost), on the
-// largest config of each shape within the limits, and on the config of the
-// shape of MaxBytes with the earlier MaxNodes (131072) checked only after yaml.v3 had
-// built its graph:
-//
-//	shape                              largest within: bytes counted allocated   before, MaxBytes
-//	comments, then aliases of idents                44814   63552   17.4 MB      19.9 MB
-//	comments under "- - - ..." 4000 levels          38965   65535   15.6 MB     107.6 MB
-//	"- - - ...[[[...]]]", 10000 levels each         39999   59997   15.4 MB      15.4 MB
-//	"#\n #\n" lines under a map                     40965   65532   15.3 MB     104.0 MB
-//	flow map of keys without values                 65535   65536   14.8 MB      59.7 MB
-//	"- #" lines                                     43687   65532   11.2 MB      78.4 MB
-//	"? #" lines                                     37447   65533   10.7 MB      92.0 MB
-//	crawlers without fields                        140441   65534    7.5 MB      75.3 MB
-//	realistic: idents as flow maps                 262088   59461    9.4 MB      10.3 MB
-//	realistic: crawlers with repository lists      262036   32177    5.6 MB       8.2 MB
-//
-// Realistic configs of MaxBytes count 21647 to 59461 (TestRealisticMargins):
-// they make a node per 8 to 20 bytes, and count 1.5 to 2 per node, the
-// densest being flow maps of idents with 2-letter logins.
+// DefaultLimits are the limits Parse applies. MaxNodes keeps what yaml.v3
+// allocates on any config of MaxBytes, whatever its shape, within
+// maxParseCost (TestParseCost), and leaves realistic configs of MaxBytes
+// room (TestRealisticMargins); BENCHMARKS.md has the figures.
 var DefaultLimits = Limits{
 	MaxBytes:         MaxBytes,
 	MaxNodes:         1 << 16,
@@ -89,39 +69,36 @@ var DefaultLimits = Limits{
 	MaxDepth:         1000,
 }
 
-// The cost model of ParseCostOf, for DefaultLimits, from the costliest
-// shapes found (limits_test.go, TestParseCost).
+// The cost model of ParseCostOf, for DefaultLimits: each term bounds what
+// Parse allocates on the costliest shapes found (TestParseCost, whose
+// report BENCHMARKS.md keeps).
 const (
-	// costPerCount is charged per node counted before parsing: measured at
-	// most 268 bytes, on block lists nested on one line.
+	// costPerCount is charged per node counted before parsing.
 	costPerCount = 288
-	// costPerByte: long scalars, anchors and tags cost up to 7 bytes per
-	// byte beyond their nodes.
+	// costPerByte: long scalars, anchors and tags cost more than their
+	// nodes.
 	costPerByte = 8
 	// costPerFlowLevel is charged per '[' and '{', for at most
-	// maxFlowLevels: a level of flow nesting costs up to 308 bytes more
-	// than the 2 nodes its brackets count for.
+	// maxFlowLevels: a level of flow nesting costs more than the 2 nodes
+	// its brackets count for.
 	costPerFlowLevel = 320
 	maxFlowLevels    = 10000 // yaml.v3's max_flow_level
 	// costOfAliases is charged when the config may hold an alias: the
-	// decode then reads the nodes aliases expand to, up to MaxNodes of
-	// them, at up to about 75 bytes each (measured 4.7 MB).
+	// decode then reads the nodes aliases expand to, up to MaxNodes.
 	costOfAliases = 6 << 20
-	// costBase is what the smallest config costs, with some room: 10 KB.
+	// costBase is what the smallest config costs, with room.
 	costBase = 64 << 10
 	// maxParseCost bounds what Parse allocates on any config. The terms
 	// above do not all reach their maximum at once: counted nodes are
 	// either many cheap ones or nested ones, and a config nested deeper
-	// than MaxDepth is refused before its aliases are read. The costliest
-	// config found takes 17.4 MB.
+	// than MaxDepth is refused before its aliases are read.
 	maxParseCost = 22 << 20
 )
 
 // ParseCostOf bounds the bytes Parse allocates on data, for a memory
 // budget. It reads data once, without allocating (except for UTF-16, which
-// it decodes), and is far closer than a bound by size alone (parseCost, in
-// the tests) for most configs: a realistic config of MaxBytes without
-// aliases is charged about 10 to 20 MB and costs 4 to 9.
+// it decodes), and is far closer than a bound by size alone for most
+// configs.
 func ParseCostOf(data []byte) int64 {
 	if len(data) > DefaultLimits.MaxBytes {
 		return costBase

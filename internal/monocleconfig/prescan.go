@@ -8,9 +8,9 @@ import (
 
 // go.yaml.in/yaml/v3 builds a whole node graph before anything can look at
 // it, and allocates a few hundred bytes per node and about a kilobyte per
-// comment: 256 KiB of "? #" lines cost it 92 MB. So Parse bounds, from the
-// bytes alone and before yaml.v3 runs, what yaml.v3 can make of them, and
-// refuses the config when the bound is over MaxNodes.
+// comment: a config of MaxBytes could cost it a hundred MB. So Parse
+// bounds, from the bytes alone and before yaml.v3 runs, what yaml.v3 can
+// make of them, and refuses the config when the bound is over MaxNodes.
 
 // yamlBound bounds what yaml.v3 makes of some bytes.
 type yamlBound struct {

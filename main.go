@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -249,22 +250,7 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	reg.MustRegister(versioncollector.NewCollector("monocle_hook"))
 	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, reg,
 		hook.Options{MemoryBudget: o.memory.budget})
-	httpServer := &http.Server{
-		Addr:              o.listen,
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		// Under the write timeout, so that its 408 can still be written;
-		// the hook also holds a body to a minimum rate within it.
-		ReadTimeout: hook.BodyTimeout,
-		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
-		// its timeout, not a cut connection.
-		WriteTimeout: 15 * time.Second,
-		IdleTimeout:  90 * time.Second,
-		TLSConfig:    tlsConf,
-		// The hook logs with slog; the server's own errors (TLS handshakes
-		// that fail, mostly) go there too.
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	httpServer := newHTTPServer(o.listen, srv.Handler(), tlsConf, log)
 
 	tcp, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -292,10 +278,16 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing in-flight syncs", "timeout", o.drain.String())
+	return drain(httpServer, srv, errc, o.drain, log)
+}
+
+// drain lets the in-flight syncs finish, within timeout, once the process
+// is told to stop.
+func drain(httpServer *http.Server, srv *hook.Server, errc <-chan error, timeout time.Duration, log *slog.Logger) error {
+	log.Info("shutting down: finishing in-flight syncs", "timeout", timeout.String())
 	srv.Drain()
 	// A fresh context: the signal's one is already done.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.drain)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
@@ -305,6 +297,27 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// newHTTPServer sets every timeout: a client that is slow to send or to
+// read holds a connection only so long.
+func newHTTPServer(addr string, handler http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		// Under the write timeout, so that its 408 can still be written;
+		// the hook also holds a body to a minimum rate within it.
+		ReadTimeout: hook.BodyTimeout,
+		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
+		// its timeout, not a cut connection.
+		WriteTimeout: 15 * time.Second,
+		IdleTimeout:  90 * time.Second,
+		TLSConfig:    tlsConf,
+		// The hook logs with slog; the server's own errors (TLS handshakes
+		// that fail, mostly) go there too.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

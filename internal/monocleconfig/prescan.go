@@ -134,120 +134,144 @@ func (b *yamlBound) add(line []byte) {
 	if len(line) >= 3 && line[0] == '-' && line[1] == '-' && line[2] == '-' && blankzAt(line, 3) {
 		b.nodes += 2
 	}
-	quoteFree := bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0
-	start := true   // a token may start here
-	content := true // a token that makes a node may start here
-	first := true   // nothing but blanks before
+	s := lineScan{b: b, line: line, start: true, content: true, first: true,
+		quoteFree: bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0}
+	for s.i = 0; s.i < len(line); s.i++ {
+		if !s.step() {
+			return
+		}
+	}
+}
+
+// lineScan is add's reading of one line, a byte at a time.
+type lineScan struct {
+	b         *yamlBound
+	line      []byte
+	i         int
+	quoteFree bool
+	start     bool // a token may start here
+	content   bool // a token that makes a node may start here
+	first     bool // nothing but blanks before
 	// keyed: a ':' or '?' was counted since the last '[', '{' or ','.
-	keyed := false
+	keyed bool
 	// plain: the non-blanks since the last blank are a plain scalar begun
 	// after a blank (or more of one), if they are a token at all, with
 	// nothing in them that ends one. A plain scalar goes on over blanks:
 	// what follows them is more of it, unless it is an indicator that ends
 	// it (':' before a blank, ' #', ',', '?', brackets), counted as such.
-	plain := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		afterBlank := i == 0 || line[i-1] == ' ' || line[i-1] == '\t'
-		nesting := 0 // the cost of a block collection opened mid-line
-		if !first {
-			nesting = nestingNodes
+	plain bool
+}
+
+// step reads line[i]: blanks, comments and the indicators that may start a
+// node; false when the rest of the line is a comment.
+func (s *lineScan) step() bool {
+	b, line, i, c := s.b, s.line, s.i, s.line[s.i]
+	afterBlank := i == 0 || line[i-1] == ' ' || line[i-1] == '\t'
+	nesting := 0 // the cost of a block collection opened mid-line
+	if !s.first {
+		nesting = nestingNodes
+	}
+	if c != ' ' && c != '\t' {
+		s.first = false
+	}
+	switch c {
+	case ' ', '\t':
+		s.start, s.content = !s.plain, !s.plain
+	case '#':
+		if afterBlank {
+			if s.quoteFree {
+				return false
+			}
+			s.plain = false
 		}
-		if c != ' ' && c != '\t' {
-			first = false
+		s.start, s.content = false, false
+	case '-':
+		switch {
+		case !s.start:
+		case blankzAt(line, i+1):
+			b.nodes += 1 + emptyAfter(line, i+1) + nesting
+			s.plain = false
+		case s.content:
+			b.nodes++ // a plain scalar
+			s.plain = afterBlank
 		}
-		switch c {
-		case ' ', '\t':
-			start, content = !plain, !plain
-			continue
-		case '#':
-			if afterBlank {
-				if quoteFree {
-					return
-				}
-				plain = false
-			}
-			start, content = false, false
-			continue
-		case '-':
-			switch {
-			case !start:
-			case blankzAt(line, i+1):
-				b.nodes += 1 + emptyAfter(line, i+1) + nesting
-				plain = false
-			case content:
-				b.nodes++ // a plain scalar
-				plain = afterBlank
-			}
-			start, content = false, false
-			continue
-		case ':':
-			if start || blankzAt(line, i+1) {
-				b.nodes += 1 + emptyAfter(line, i+1)
-				start, content, keyed, plain = true, true, true, false
-			}
-			continue
-		case '&', '*':
-			if !start {
-				continue
-			}
-			if content {
-				b.nodes++
-			}
-			if c == '*' {
-				b.aliases++
-			}
-			// The name is what yaml.v3 reads as one (is_alpha); an
-			// indicator may follow it at once, ':' among them.
-			for i+1 < len(line) && isAnchorChar(line[i+1]) {
-				i++
-			}
-			start, content, plain = true, false, false
-			continue
+		s.start, s.content = false, false
+	case ':':
+		if s.start || blankzAt(line, i+1) {
+			b.nodes += 1 + emptyAfter(line, i+1)
+			s.start, s.content, s.keyed, s.plain = true, true, true, false
 		}
+	case '&', '*':
+		s.anchorOrAlias(c)
+	default:
 		if c == 0xEF && bytes.HasPrefix(line[i:], bom) {
 			// yaml.v3 skips a BOM at the start of a line; elsewhere it is a
 			// character, but taking a token to start after it counts more.
-			i += len(bom) - 1
-			start, content, plain = true, true, false
-			continue
+			s.i += len(bom) - 1
+			s.start, s.content, s.plain = true, true, false
+			return true
 		}
-		if !isPlainChar(c) {
-			plain = false
-		}
-		switch c {
-		case '?':
-			b.nodes += 2 + emptyAfter(line, i+1) + nesting
-			start, content, keyed = true, true, true
-		case '[', '{':
+		s.other(c, afterBlank, nesting)
+	}
+	return true
+}
+
+func (s *lineScan) anchorOrAlias(c byte) {
+	if !s.start {
+		return
+	}
+	if s.content {
+		s.b.nodes++
+	}
+	if c == '*' {
+		s.b.aliases++
+	}
+	// The name is what yaml.v3 reads as one (is_alpha); an indicator may
+	// follow it at once, ':' among them.
+	for s.i+1 < len(s.line) && isAnchorChar(s.line[s.i+1]) {
+		s.i++
+	}
+	s.start, s.content, s.plain = true, false, false
+}
+
+// other reads the rest: flow indicators, quotes and plain scalars.
+func (s *lineScan) other(c byte, afterBlank bool, nesting int) {
+	b := s.b
+	if !isPlainChar(c) {
+		s.plain = false
+	}
+	switch c {
+	case '?':
+		b.nodes += 2 + emptyAfter(s.line, s.i+1) + nesting
+		s.start, s.content, s.keyed = true, true, true
+	case '[', '{':
+		b.nodes++
+		b.flowOpeners++
+		s.start, s.content, s.keyed = true, true, false
+	case ',':
+		if !s.keyed {
 			b.nodes++
-			b.flowOpeners++
-			start, content, keyed = true, true, false
-		case ',':
-			if !keyed {
-				b.nodes++
-			}
-			start, content, keyed = true, true, false
-		case '}':
-			if !keyed {
-				b.nodes++
-			}
-			start, content = true, false
-		case ']':
-			b.nodes++
-			start, content = true, false
-		case '"', '\'':
-			if content {
-				b.nodes++
-			}
-			start, content = true, false
-		default:
-			if content {
-				b.nodes++
-				plain = afterBlank && isPlainChar(c)
-			}
-			start, content = false, false
 		}
+		s.start, s.content, s.keyed = true, true, false
+	case '}':
+		if !s.keyed {
+			b.nodes++
+		}
+		s.start, s.content = true, false
+	case ']':
+		b.nodes++
+		s.start, s.content = true, false
+	case '"', '\'':
+		if s.content {
+			b.nodes++
+		}
+		s.start, s.content = true, false
+	default:
+		if s.content {
+			b.nodes++
+			s.plain = afterBlank && isPlainChar(c)
+		}
+		s.start, s.content = false, false
 	}
 }
 

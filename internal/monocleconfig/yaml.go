@@ -382,32 +382,41 @@ func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 			}
 		}
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, value := n.Content[i], n.Content[i+1]
-			kc, err := m.measure(key, depth+1)
-			if err != nil {
-				return cost{}, err
-			}
-			name, isString := stringOf(key)
-			if !isString {
-				return cost{}, m.path.errorf("a key that is %s, not a string; Monocle's YAML reader accepts only string keys (quote it)", kindOf(key))
-			}
-			m.path.pushKey(name)
-			vc, err := m.measure(value, depth+1)
-			m.path.pop()
-			if err != nil {
-				return cost{}, err
-			}
-			c = m.add(m.add(c, kc), vc)
-			if err := m.check(c); err != nil {
-				return cost{}, err
-			}
+		var err error
+		if c, err = m.measureMapping(n, c, depth); err != nil {
+			return cost{}, err
 		}
 	default:
 		return cost{}, m.path.errorf("a YAML node of an unknown kind")
 	}
 	if n.Anchor != "" {
 		m.memo[n] = c
+	}
+	return c, nil
+}
+
+// measureMapping adds a mapping's keys and values to c, its own cost.
+func (m *measurer) measureMapping(n *yaml.Node, c cost, depth int) (cost, error) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		kc, err := m.measure(key, depth+1)
+		if err != nil {
+			return cost{}, err
+		}
+		name, isString := stringOf(key)
+		if !isString {
+			return cost{}, m.path.errorf("a key that is %s, not a string; Monocle's YAML reader accepts only string keys (quote it)", kindOf(key))
+		}
+		m.path.pushKey(name)
+		vc, err := m.measure(value, depth+1)
+		m.path.pop()
+		if err != nil {
+			return cost{}, err
+		}
+		c = m.add(m.add(c, kc), vc)
+		if err := m.check(c); err != nil {
+			return cost{}, err
+		}
 	}
 	return c, nil
 }

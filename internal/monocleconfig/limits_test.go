@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// aliasBomb is issue 10's: one 10,000-byte scalar and a list of 2,500
+// aliasBomb is the attack of BENCHMARKS.md ("Under attack"): one 10,000-byte scalar and a list of 2,500
 // aliases to it, 17.5 KB that expand to 25 MB.
 func aliasBomb() []byte {
 	return []byte(seedDefaultConfig + "s: &s " + strings.Repeat("A", 10000) + "\nx: [" + strings.Repeat("*s, ", 2499) + "*s]\n")

@@ -53,8 +53,8 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/floor"
 )
 
-// The targets (issue 10 keeps issue 6's p99 and raises the throughput
-// one to today's level).
+// The targets, against the floor (BENCHMARKS.md, "Targets"): the p99 within
+// half again the floor's, and at least its throughput.
 const (
 	targetThroughputRatioC16 = 1.0 // hook throughput at concurrency 16 >= 1.0 x floor's
 	targetP99RatioC1         = 1.5 // hook p99 at concurrency 1 <= 1.5 x floor's

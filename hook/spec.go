@@ -162,7 +162,13 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	if ferr != nil {
 		return settings{}, ferr
 	}
-	if ferr := validateChildValues(&spec); ferr != nil {
+	sched := scheduling{
+		nodeSelector:     v1alpha1.StringMap(spec.NodeSelector),
+		tolerations:      v1alpha1.CoreTolerations(spec.Tolerations),
+		affinity:         spec.Affinity.Core(),
+		imagePullSecrets: v1alpha1.CoreImagePullSecrets(spec.ImagePullSecrets),
+	}
+	if ferr := validateChildValues(&spec, sched); ferr != nil {
 		return settings{}, ferr
 	}
 	es := spec.Elasticsearch
@@ -174,12 +180,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
 		crawlerRes:  resourcesOr(spec.Crawler.Resources.Core(), instance.Resources("50m", "128Mi", "512Mi")),
 		config:      spec.Config,
-		scheduling: scheduling{
-			nodeSelector:     v1alpha1.StringMap(spec.NodeSelector),
-			tolerations:      v1alpha1.CoreTolerations(spec.Tolerations),
-			affinity:         spec.Affinity.Core(),
-			imagePullSecrets: v1alpha1.CoreImagePullSecrets(spec.ImagePullSecrets),
-		},
+		scheduling:  sched,
 		elastic: elasticSettings{
 			url:        es.URL,
 			urlSecret:  es.URLSecretRef.Core(),

@@ -25,16 +25,17 @@ import (
 // uncreated or frozen while the status said the spec applied. The CRD
 // holds the same rules for new objects; this is for those stored before.
 // Paths are relative to spec; the first error, in field order, is returned.
-func validateChildValues(spec *Spec) *fieldError {
+// sched is the spec's scheduling, converted once for the checks and the pods.
+func validateChildValues(spec *Spec, sched scheduling) *fieldError {
 	es := spec.Elasticsearch
 	var errs field.ErrorList
 	errs = append(errs, validateResources(es.Resources.Core(), field.NewPath("elasticsearch", "resources"))...)
 	errs = append(errs, validateResources(spec.API.Resources.Core(), field.NewPath("api", "resources"))...)
 	errs = append(errs, validateResources(spec.Crawler.Resources.Core(), field.NewPath("crawler", "resources"))...)
 
-	errs = append(errs, validateNodeSelector(v1alpha1.StringMap(spec.NodeSelector), field.NewPath("nodeSelector"))...)
-	errs = append(errs, validateTolerations(v1alpha1.CoreTolerations(spec.Tolerations), field.NewPath("tolerations"))...)
-	errs = append(errs, validateAffinity(spec.Affinity.Core(), field.NewPath("affinity"))...)
+	errs = append(errs, validateNodeSelector(sched.nodeSelector, field.NewPath("nodeSelector"))...)
+	errs = append(errs, validateTolerations(sched.tolerations, field.NewPath("tolerations"))...)
+	errs = append(errs, validateAffinity(sched.affinity, field.NewPath("affinity"))...)
 
 	// A PersistentVolumeClaim's class, and the names of the objects a pod
 	// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a

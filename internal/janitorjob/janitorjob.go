@@ -15,8 +15,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -28,7 +26,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -58,19 +55,14 @@ type Options struct {
 
 // Run is `monocle-hook janitor-job COMMAND --monocle N -f objects.yaml ...`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("janitor-job", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: monocle-hook janitor-job COMMAND --monocle NAME -f OBJECTS [--workspace W] [--crawler C] [--commit-date D]\n\n"+
-			"Prints (never applies) a Job that runs `monocle janitor COMMAND` for the Monocle NAME, with the image, config\n"+
-			"and Elasticsearch URL its API runs, read from OBJECTS (- for standard input):\n"+
-			"  kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml\n\nCommands:\n")
-		for _, name := range slices.Sorted(maps.Keys(commands)) {
-			fmt.Fprintf(fs.Output(), "  %-24s %s\n", name, commands[name].about)
-		}
-		fmt.Fprintln(fs.Output())
-		fs.PrintDefaults()
+	usage := "Usage: monocle-hook janitor-job COMMAND --monocle NAME -f OBJECTS [--workspace W] [--crawler C] [--commit-date D]\n\n" +
+		"Prints (never applies) a Job that runs `monocle janitor COMMAND` for the Monocle NAME, with the image, config\n" +
+		"and Elasticsearch URL its API runs, read from OBJECTS (- for standard input):\n" +
+		"  kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml\n\nCommands:\n"
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
+		usage += fmt.Sprintf("  %-24s %s\n", name, commands[name].about)
 	}
+	fs := snapshot.NewFlagSet("janitor-job", stderr, usage+"\n")
 	var o Options
 	var file string
 	fs.StringVar(&o.Monocle, "monocle", "", "the Monocle's name")
@@ -81,14 +73,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		o.Command, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", snapshot.ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments: %q", snapshot.ErrUsage, fs.Args())
+	if err := snapshot.Parse(fs, args); err != nil {
+		return err
 	}
 	if _, ok := commands[o.Command]; !ok {
 		fs.Usage()
@@ -101,12 +87,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := Render(o, objects)
-	if err != nil {
-		return err
-	}
-	_, err = stdout.Write(out)
-	return err
+	return render(stdout, o, objects)
 }
 
 // readObjects reads -f, file or stdin ("-"), at most maxObjects.
@@ -134,43 +115,33 @@ func readObjects(file string, stdin io.Reader, monocle string) ([]byte, error) {
 // hold at most a few configs of 255 KiB.
 const maxObjects = 32 << 20
 
-// Render prints the Job for o, its API read from objects, as YAML preceded
+// render writes the Job for o, its API read from objects, as YAML preceded
 // by what it does as comments.
-func Render(o Options, objects []byte) ([]byte, error) {
+func render(w io.Writer, o Options, objects []byte) error {
 	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > instance.MaxNameLength {
-		return nil, fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
+		return fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
 	}
 	api, configs, err := read(objects, instance.For(o.Monocle).API)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if api == nil {
-		return nil, fmt.Errorf("no Deployment %s-api in -f: the Monocle runs no API yet (or -f lacks it: kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=%s -o yaml)", o.Monocle, o.Monocle)
+		return fmt.Errorf("no Deployment %s-api in -f: the Monocle runs no API yet (or -f lacks it: kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=%s -o yaml)", o.Monocle, o.Monocle)
 	}
 	pod := api.Spec.Template.Spec
 	if api.Namespace == "" || len(pod.Containers) == 0 || len(pod.Volumes) == 0 || pod.Volumes[0].ConfigMap == nil {
-		return nil, fmt.Errorf("the Deployment %s is not one the hook made, as kubectl get prints it: no namespace, no container or no config volume", api.Name)
+		return fmt.Errorf("the Deployment %s is not one the hook made, as kubectl get prints it: no namespace, no container or no config volume", api.Name)
 	}
 	mounted := pod.Volumes[0].ConfigMap.Name
 	cm := configs[mounted]
 	if cm == nil {
-		return nil, fmt.Errorf("no ConfigMap %s in -f: the config the API mounts", mounted)
+		return fmt.Errorf("no ConfigMap %s in -f: the config the API mounts", mounted)
 	}
 	if err := checkAgainst(o, cm.Data["config.yaml"]); err != nil {
-		return nil, err
+		return err
 	}
 	job := makeJob(o, api)
-	doc, err := restorejob.Manifest(job)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := header.Execute(&out, map[string]any{"o": o, "Job": job.Name, "Namespace": job.Namespace, "Config": mounted, "About": commands[o.Command].about}); err != nil {
-		return nil, err
-	}
-	out.WriteString("---\n")
-	out.Write(doc)
-	return out.Bytes(), nil
+	return restorejob.Print(w, header, job, map[string]any{"o": o, "Job": job.Name, "Namespace": job.Namespace, "Config": mounted, "About": commands[o.Command].about})
 }
 
 // read finds the API Deployment and the ConfigMaps in objects (YAML
@@ -317,14 +288,11 @@ func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 		}
 	}
 	c := corev1.Container{
-		Name:    "janitor",
-		Image:   from.Image,
-		Command: args,
-		Env:     env,
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
-		},
+		Name:            "janitor",
+		Image:           from.Image,
+		Command:         args,
+		Env:             env,
+		Resources:       instance.Resources("100m", "256Mi", "1Gi"),
 		SecurityContext: from.SecurityContext,
 		VolumeMounts:    []corev1.VolumeMount{{Name: pod.Volumes[0].Name, MountPath: "/etc/monocle", ReadOnly: true}},
 	}

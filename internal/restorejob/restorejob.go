@@ -9,9 +9,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -48,14 +45,9 @@ type Options struct {
 // Run is `monocle-hook restore-job`: it prints the Job for the flags in
 // args. version is the hook's, the default image's tag.
 func Run(args []string, stdout, stderr io.Writer, version string) error {
-	fs := flag.NewFlagSet("restore-job", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: monocle-hook restore-job --monocle NAME --namespace NS --snapshot SNAPSHOT [--image IMAGE] [...]\n\n"+
-			"Prints (never applies) a Job that restores SNAPSHOT into the Monocle's Elasticsearch, and the steps\n"+
-			"around it as comments: stop the API and the crawler, apply, check, start them again.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := snapshot.NewFlagSet("restore-job", stderr, "Usage: monocle-hook restore-job --monocle NAME --namespace NS --snapshot SNAPSHOT [--image IMAGE] [...]\n\n"+
+		"Prints (never applies) a Job that restores SNAPSHOT into the Monocle's Elasticsearch, and the steps\n"+
+		"around it as comments: stop the API and the crawler, apply, check, start them again.\n\n")
 	var o Options
 	fs.StringVar(&o.Monocle, "monocle", "", "the Monocle's name")
 	fs.StringVar(&o.Namespace, "namespace", "", "the Monocle's namespace")
@@ -68,44 +60,17 @@ func Run(args []string, stdout, stderr io.Writer, version string) error {
 	}
 	fs.StringVar(&o.Image, "image", defaultImage, "the hook's image (required for a build without a version)")
 	fs.DurationVar(&o.Timeout, "timeout", snapshot.DefaultTimeout, "the most the restore may take")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", snapshot.ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments: %q", snapshot.ErrUsage, fs.Args())
-	}
-	out, err := Render(o)
-	if err != nil {
+	if err := snapshot.Parse(fs, args); err != nil {
 		return err
 	}
-	_, err = stdout.Write(out)
-	return err
-}
-
-// Render prints the Job for o as YAML, preceded by the procedure.
-func Render(o Options) ([]byte, error) {
 	if err := check(o); err != nil {
-		return nil, err
+		return err
 	}
 	job := makeJob(o)
-	doc, err := Manifest(job)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	err = procedure.Execute(&out, map[string]any{
+	return Print(stdout, procedure, job, map[string]any{
 		"o": o, "Job": job.Name,
 		"Selector": "app.kubernetes.io/instance=" + o.Monocle + ",app.kubernetes.io/component in (api,crawler,update-idents,snapshots)",
 	})
-	if err != nil {
-		return nil, err
-	}
-	out.WriteString("---\n")
-	out.Write(doc)
-	return out.Bytes(), nil
 }
 
 func check(o Options) error {
@@ -191,37 +156,24 @@ func makeJob(o Options) *batchv1.Job {
 	}
 }
 
-// Manifest is a Job as YAML without the fields a new object has empty
-// (creationTimestamp: null, status: {}): what restore-job and janitor-job
-// print.
-func Manifest(job *batchv1.Job) ([]byte, error) {
-	b, err := json.Marshal(job)
+// Print writes, all or nothing, the comments (executed on data) and then
+// the Job as YAML: what restore-job and janitor-job print. Its empty
+// status (status: {}) is left out: a new Job has none.
+func Print(w io.Writer, comments *template.Template, job *batchv1.Job, data any) error {
+	doc, err := yaml.Marshal(struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ObjectMeta `json:"metadata"`
+		Spec            batchv1.JobSpec   `json:"spec"`
+	}{job.TypeMeta, job.ObjectMeta, job.Spec})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
+	var out bytes.Buffer
+	if err := comments.Execute(&out, data); err != nil {
+		return err
 	}
-	delete(m, "status")
-	for _, meta := range []map[string]any{dig(m, "metadata"), dig(m, "spec", "template", "metadata")} {
-		if meta == nil {
-			return nil, errors.New("a Job without metadata")
-		}
-		delete(meta, "creationTimestamp")
-	}
-	b, err = json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return yaml.JSONToYAML(b)
-}
-
-func dig(m map[string]any, keys ...string) map[string]any {
-	for _, k := range keys {
-		m, _ = m[k].(map[string]any)
-	}
-	return m
+	_, err = fmt.Fprintf(w, "%s---\n%s", out.Bytes(), doc)
+	return err
 }
 
 // procedure is printed before the Job, as YAML comments.

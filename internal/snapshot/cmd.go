@@ -17,21 +17,16 @@ const DefaultTimeout = 30 * time.Minute
 // RunSnapshot is `monocle-hook snapshot`: it takes one snapshot and
 // applies retention, logging to stderr. now names the snapshot.
 func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func() time.Time) error {
-	fs := flag.NewFlagSet("snapshot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--timeout 30m]\n\n"+
-			"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
-			"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure, 2 on a usage error.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := NewFlagSet("snapshot", stderr, "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--timeout 30m]\n\n"+
+		"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
+		"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure, 2 on a usage error.\n\n")
 	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
 	repo := fs.String("repository", "", "the snapshot repository's name")
 	location := fs.String("location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
 	keep := fs.Int("keep", 0, "how many successful snapshots of ours to keep (at least 1)")
 	prefix := fs.String("prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
 	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole run may take, the snapshot's wait included")
-	if err := parse(fs, args, "elastic", "repository", "location", "keep"); err != nil {
+	if err := Parse(fs, args, "elastic", "repository", "location", "keep"); err != nil {
 		return err
 	}
 	client, err := NewClient(*elastic, nil)
@@ -50,20 +45,15 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 // RunRestore is `monocle-hook restore`: it restores Monocle's indices from
 // one snapshot, logging to stderr.
 func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: monocle-hook restore --elastic URL --repository NAME --location PATH --snapshot NAME [--timeout 30m]\n\n"+
-			"Restores Monocle's indices from a SUCCESS snapshot, in place: closes those that exist, restores, waits until\n"+
-			"their primary shards are active. Stop the Monocle's API and crawler first (monocle-hook restore-job prints the steps).\n\n")
-		fs.PrintDefaults()
-	}
+	fs := NewFlagSet("restore", stderr, "Usage: monocle-hook restore --elastic URL --repository NAME --location PATH --snapshot NAME [--timeout 30m]\n\n"+
+		"Restores Monocle's indices from a SUCCESS snapshot, in place: closes those that exist, restores, waits until\n"+
+		"their primary shards are active. Stop the Monocle's API and crawler first (monocle-hook restore-job prints the steps).\n\n")
 	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
 	repo := fs.String("repository", "", "the snapshot repository's name (registered if missing)")
 	location := fs.String("location", "", "the repository's directory on the Elasticsearch node (e.g. "+DefaultLocation+")")
 	snap := fs.String("snapshot", "", "the snapshot to restore")
 	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole restore may take")
-	if err := parse(fs, args, "elastic", "repository", "location", "snapshot"); err != nil {
+	if err := Parse(fs, args, "elastic", "repository", "location", "snapshot"); err != nil {
 		return err
 	}
 	client, err := NewClient(*elastic, nil)
@@ -79,12 +69,24 @@ func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
 	return err
 }
 
+// NewFlagSet is a command's flag set: its -h prints usage, then the
+// flags, on stderr; Parse makes its errors ErrUsage.
+func NewFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // ErrUsage marks an error in a command's flags or arguments (exit 2).
 var ErrUsage = errors.New("usage")
 
-// parse parses args, refusing positional arguments and leaving out any of
+// Parse parses args, refusing positional arguments and leaving out any of
 // the required flags (ErrUsage); -h is flag.ErrHelp.
-func parse(fs *flag.FlagSet, args []string, required ...string) error {
+func Parse(fs *flag.FlagSet, args []string, required ...string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

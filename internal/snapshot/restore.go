@@ -174,12 +174,10 @@ func (c *Client) restore(ctx context.Context, repo, name string, indices []strin
 		"ignore_unavailable":   false,
 		"include_global_state": false,
 	}
+	// The answer's "snapshot" is a RestoreInfo: snapshotInfo's name,
+	// indices and shards.
 	var answer struct {
-		Snapshot *struct {
-			Snapshot string     `json:"snapshot"`
-			Indices  []string   `json:"indices"`
-			Shards   shardStats `json:"shards"`
-		} `json:"snapshot"`
+		Snapshot *snapshotInfo `json:"snapshot"`
 	}
 	err := c.call(ctx, http.MethodPost, urlPath("_snapshot", url.PathEscape(repo), url.PathEscape(name), "_restore"),
 		url.Values{"wait_for_completion": {"true"}}, body, &answer, true)

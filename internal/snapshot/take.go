@@ -90,29 +90,24 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, DefaultTimeout)
 }
 
-// repository is one entry of the get snapshot repository API's answer.
-type repository struct {
-	Type     string `json:"type"`
-	Settings struct {
-		Location string `json:"location"`
-	} `json:"settings"`
-}
-
-type acknowledged struct {
-	Acknowledged bool `json:"acknowledged"`
-}
-
 // ensureRepository registers an fs repository at location unless one of
 // that name exists. One that exists elsewhere or of another type is an
 // error, never re-pointed: its snapshots would silently drop out of sight.
 func (c *Client) ensureRepository(ctx context.Context, name, location string, log *slog.Logger) error {
 	p := urlPath("_snapshot", url.PathEscape(name))
-	var repos map[string]repository
+	var repos map[string]struct {
+		Type     string `json:"type"`
+		Settings struct {
+			Location string `json:"location"`
+		} `json:"settings"`
+	}
 	err := c.call(ctx, http.MethodGet, p, nil, nil, &repos, false)
 	if IsType(err, "repository_missing_exception") {
 		log.Info("registering the repository", "repository", name, "location", location)
 		body := map[string]any{"type": "fs", "settings": map[string]any{"location": location}}
-		var ack acknowledged
+		var ack struct {
+			Acknowledged bool `json:"acknowledged"`
+		}
 		// verify (true by default) has every node write to the location:
 		// a missing volume or path.repo fails here, not at the snapshot.
 		if err := c.call(ctx, http.MethodPut, p, nil, body, &ack, false); err != nil {
@@ -139,26 +134,22 @@ func (c *Client) ensureRepository(ctx context.Context, name, location string, lo
 // snapshotInfo is what the create and get snapshot APIs say of a snapshot
 // (SnapshotInfo in Elastic's specification).
 type snapshotInfo struct {
-	Snapshot          string         `json:"snapshot"`
-	State             string         `json:"state"`
-	Reason            string         `json:"reason"`
-	Indices           []string       `json:"indices"`
-	StartTimeInMillis int64          `json:"start_time_in_millis"`
-	DurationInMillis  int64          `json:"duration_in_millis"`
-	Failures          []shardFailure `json:"failures"`
-	Shards            shardStats     `json:"shards"`
-}
-
-type shardFailure struct {
-	Index   string `json:"index"`
-	ShardID int    `json:"shard_id"`
-	Reason  string `json:"reason"`
-}
-
-type shardStats struct {
-	Total      int `json:"total"`
-	Failed     int `json:"failed"`
-	Successful int `json:"successful"`
+	Snapshot          string   `json:"snapshot"`
+	State             string   `json:"state"`
+	Reason            string   `json:"reason"`
+	Indices           []string `json:"indices"`
+	StartTimeInMillis int64    `json:"start_time_in_millis"`
+	DurationInMillis  int64    `json:"duration_in_millis"`
+	Failures          []struct {
+		Index   string `json:"index"`
+		ShardID int    `json:"shard_id"`
+		Reason  string `json:"reason"`
+	} `json:"failures"`
+	Shards struct {
+		Total      int `json:"total"`
+		Failed     int `json:"failed"`
+		Successful int `json:"successful"`
+	} `json:"shards"`
 }
 
 // createSnapshot takes the snapshot and waits for it in the same request:

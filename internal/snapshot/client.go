@@ -77,27 +77,20 @@ func IsType(err error, errorType string) bool {
 	return errors.As(err, &e) && e.Type == errorType
 }
 
-// urlPath joins escaped segments; a segment that is a list of names (indices)
-// is passed already joined by commas, each name escaped.
+// urlPath joins the segments, each escaped but for '*' and ',', legal path
+// characters: the patterns and comma-separated lists of the multi-target
+// syntax of index and snapshot paths. Neither is ever part of a name:
+// Elasticsearch refuses both in index, repository and snapshot names.
 func urlPath(segments ...string) string {
 	var b strings.Builder
 	for _, s := range segments {
 		b.WriteByte('/')
-		b.WriteString(s)
+		b.WriteString(multiTarget.Replace(url.PathEscape(s)))
 	}
 	return b.String()
 }
 
-// names escapes each name (or pattern: '*' is kept, a legal path
-// character) and joins them with commas, the multi-target syntax of index
-// and snapshot paths.
-func names(list ...string) string {
-	escaped := make([]string, len(list))
-	for i, n := range list {
-		escaped[i] = strings.ReplaceAll(url.PathEscape(n), "%2A", "*")
-	}
-	return strings.Join(escaped, ",")
-}
+var multiTarget = strings.NewReplacer("%2A", "*", "%2C", ",")
 
 // call sends one request and decodes a 2xx answer into out (if not nil).
 // wait is false for a call that should answer at once: it then gets the

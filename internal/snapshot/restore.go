@@ -150,7 +150,7 @@ func (c *Client) closeIndices(ctx context.Context, indices []string) error {
 			Closed bool `json:"closed"`
 		} `json:"indices"`
 	}
-	if err := c.call(ctx, http.MethodPost, urlPath(names(indices...), "_close"), nil, nil, &answer, false); err != nil {
+	if err := c.call(ctx, http.MethodPost, urlPath(strings.Join(indices, ","), "_close"), nil, nil, &answer, false); err != nil {
 		return fmt.Errorf("closing %v: %w", indices, err)
 	}
 	if !answer.Acknowledged {
@@ -179,7 +179,7 @@ func (c *Client) restore(ctx context.Context, repo, name string, indices []strin
 	var answer struct {
 		Snapshot *snapshotInfo `json:"snapshot"`
 	}
-	err := c.call(ctx, http.MethodPost, urlPath("_snapshot", url.PathEscape(repo), url.PathEscape(name), "_restore"),
+	err := c.call(ctx, http.MethodPost, urlPath("_snapshot", repo, name, "_restore"),
 		url.Values{"wait_for_completion": {"true"}}, body, &answer, true)
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func (c *Client) waitActive(ctx context.Context, indices []string) error {
 		Status   string `json:"status"`
 		TimedOut bool   `json:"timed_out"`
 	}
-	err := c.call(ctx, http.MethodGet, urlPath("_cluster", "health", names(indices...)), query, nil, &health, true)
+	err := c.call(ctx, http.MethodGet, urlPath("_cluster", "health", strings.Join(indices, ",")), query, nil, &health, true)
 	if err != nil {
 		return fmt.Errorf("waiting for the restored indices: %w", err)
 	}

@@ -72,7 +72,7 @@ func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 		return result, fmt.Errorf("listing snapshots for retention: %w", err)
 	}
 	for _, s := range expired(list, o.Prefix, o.Keep) {
-		if err := c.call(ctx, http.MethodDelete, urlPath("_snapshot", url.PathEscape(o.Repository), url.PathEscape(s.Snapshot)), nil, nil, nil, false); err != nil {
+		if err := c.call(ctx, http.MethodDelete, urlPath("_snapshot", o.Repository, s.Snapshot), nil, nil, nil, false); err != nil {
 			return result, fmt.Errorf("deleting snapshot %s: %w", s.Snapshot, err)
 		}
 		o.Log.Info("snapshot deleted", "snapshot", s.Snapshot, "state", s.State, "keep", o.Keep)
@@ -94,7 +94,7 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // that name exists. One that exists elsewhere or of another type is an
 // error, never re-pointed: its snapshots would silently drop out of sight.
 func (c *Client) ensureRepository(ctx context.Context, name, location string, log *slog.Logger) error {
-	p := urlPath("_snapshot", url.PathEscape(name))
+	p := urlPath("_snapshot", name)
 	var repos map[string]struct {
 		Type     string `json:"type"`
 		Settings struct {
@@ -170,7 +170,7 @@ func (c *Client) createSnapshot(ctx context.Context, repo, name string) (snapsho
 	var answer struct {
 		Snapshot *snapshotInfo `json:"snapshot"`
 	}
-	err := c.call(ctx, http.MethodPut, urlPath("_snapshot", url.PathEscape(repo), url.PathEscape(name)),
+	err := c.call(ctx, http.MethodPut, urlPath("_snapshot", repo, name),
 		url.Values{"wait_for_completion": {"true"}}, body, &answer, true)
 	if err != nil {
 		return snapshotInfo{}, err
@@ -215,7 +215,7 @@ func (c *Client) listSnapshots(ctx context.Context, repo, pattern string) ([]sna
 		Snapshots []snapshotInfo `json:"snapshots"`
 		Remaining int            `json:"remaining"`
 	}
-	if err := c.call(ctx, http.MethodGet, urlPath("_snapshot", url.PathEscape(repo), names(pattern)), nil, nil, &answer, false); err != nil {
+	if err := c.call(ctx, http.MethodGet, urlPath("_snapshot", repo, pattern), nil, nil, &answer, false); err != nil {
 		return nil, err
 	}
 	if answer.Remaining != 0 {

@@ -96,7 +96,7 @@ func check(o Options) error {
 	if strings.ContainsAny(o.Image, " \t\n'\"") {
 		return fmt.Errorf("--image %q is not an image reference", o.Image)
 	}
-	return cmp.Or(snapshot.CheckSnapshotName(o.Snapshot), snapshot.CheckRepositoryName(o.Repository), snapshot.CheckLocation(o.Location))
+	return cmp.Or(snapshot.CheckName("snapshot", o.Snapshot), snapshot.CheckName("repository", o.Repository), snapshot.CheckLocation(o.Location))
 }
 
 // jobName is the Monocle's name, "-restore-" and a hash of the snapshot's

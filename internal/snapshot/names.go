@@ -62,11 +62,11 @@ func ours(prefix, name string) bool {
 	return err == nil && t.Format(nameLayout) == stamp
 }
 
-// checkName refuses what Elasticsearch would refuse as a repository or
+// CheckName refuses what Elasticsearch would refuse as a repository or
 // snapshot name, and more: only lowercase letters, digits, '.', '_' and '-',
 // starting with a letter or digit, so a name is also safe in a URL path, a
 // command line and a Kubernetes label value.
-func checkName(what, name string) error {
+func CheckName(what, name string) error {
 	if name == "" {
 		return fmt.Errorf("%s is empty", what)
 	}
@@ -83,12 +83,6 @@ func checkName(what, name string) error {
 	}
 	return nil
 }
-
-// CheckSnapshotName is checkName for a snapshot name given by a person.
-func CheckSnapshotName(name string) error { return checkName("snapshot", name) }
-
-// CheckRepositoryName is checkName for a repository name.
-func CheckRepositoryName(name string) error { return checkName("repository", name) }
 
 // CheckLocation refuses a location that is not an absolute, clean path:
 // Elasticsearch resolves a relative one against path.repo, which would make

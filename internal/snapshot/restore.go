@@ -51,7 +51,7 @@ type RestoreResult struct {
 func Restore(ctx context.Context, c *Client, o RestoreOptions) (RestoreResult, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	if err := cmp.Or(CheckRepositoryName(o.Repository), CheckLocation(o.Location), CheckSnapshotName(o.Snapshot)); err != nil {
+	if err := cmp.Or(CheckName("repository", o.Repository), CheckLocation(o.Location), CheckName("snapshot", o.Snapshot)); err != nil {
 		return RestoreResult{}, err
 	}
 	if err := c.ensureRepository(ctx, o.Repository, o.Location, o.Log); err != nil {

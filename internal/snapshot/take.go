@@ -45,7 +45,7 @@ type Result struct {
 func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	if err := cmp.Or(CheckRepositoryName(o.Repository), CheckLocation(o.Location), checkName("prefix", o.Prefix)); err != nil {
+	if err := cmp.Or(CheckName("repository", o.Repository), CheckLocation(o.Location), CheckName("prefix", o.Prefix)); err != nil {
 		return Result{}, err
 	}
 	if o.Keep < 1 {

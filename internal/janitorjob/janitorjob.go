@@ -26,7 +26,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -266,27 +265,19 @@ func jobName(o Options) string {
 // makeJob runs the janitor as the hook runs update-idents: the API's image,
 // its mounted config, its MONOCLE_ELASTIC_URL (a Secret's key stays one,
 // expanded by the kubelet), its pod's scheduling and restricted security.
-// No Secret in the environment: the janitor reads none. No controller-uid
-// label and no owner: Metacontroller never adopts it.
+// No Secret in the environment: the janitor reads none.
 func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 	pod := api.Spec.Template.Spec
 	from := pod.Containers[0]
 	args := []string{"monocle", "janitor", o.Command, "--elastic", "$(MONOCLE_ELASTIC_URL)", "--config", "/etc/monocle/config.yaml"}
-	if o.Workspace != "" {
-		args = append(args, "--workspace", o.Workspace)
-	}
-	if o.Crawler != "" {
-		args = append(args, "--crawler-name", o.Crawler)
-	}
-	if o.CommitDate != "" {
-		args = append(args, "--commit-date", o.CommitDate)
-	}
-	var env []corev1.EnvVar
-	for _, e := range from.Env {
-		if e.Name == "MONOCLE_ELASTIC_URL" {
-			env = append(env, e)
+	for _, arg := range [][2]string{{"--workspace", o.Workspace}, {"--crawler-name", o.Crawler}, {"--commit-date", o.CommitDate}} {
+		if arg[1] != "" {
+			args = append(args, arg[0], arg[1])
 		}
 	}
+	env := slices.DeleteFunc(slices.Clone(from.Env), func(e corev1.EnvVar) bool {
+		return e.Name != "MONOCLE_ELASTIC_URL"
+	})
 	c := corev1.Container{
 		Name:            "janitor",
 		Image:           from.Image,
@@ -296,30 +287,19 @@ func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 		SecurityContext: from.SecurityContext,
 		VolumeMounts:    []corev1.VolumeMount{{Name: pod.Volumes[0].Name, MountPath: "/etc/monocle", ReadOnly: true}},
 	}
-	labels := instance.For(o.Monocle).Selector("janitor")
-	return &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: jobName(o), Namespace: api.Namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
-			// One retry: each command can run twice (a wipe deletes what
-			// is there, a date is set again).
-			BackoffLimit: ptr.To(int32(1)),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					Containers:                   []corev1.Container{c},
-					RestartPolicy:                corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext:              pod.SecurityContext,
-					Volumes:                      pod.Volumes[:1],
-					NodeSelector:                 pod.NodeSelector,
-					Tolerations:                  pod.Tolerations,
-					Affinity:                     pod.Affinity,
-					ImagePullSecrets:             pod.ImagePullSecrets,
-				},
-			},
-		},
-	}
+	// One retry: each command can run twice (a wipe deletes what is there,
+	// a date is set again).
+	return restorejob.NewJob(jobName(o), api.Namespace, instance.For(o.Monocle).Selector("janitor"), 1, corev1.PodSpec{
+		Containers:                   []corev1.Container{c},
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: ptr.To(false),
+		SecurityContext:              pod.SecurityContext,
+		Volumes:                      pod.Volumes[:1],
+		NodeSelector:                 pod.NodeSelector,
+		Tolerations:                  pod.Tolerations,
+		Affinity:                     pod.Affinity,
+		ImagePullSecrets:             pod.ImagePullSecrets,
+	})
 }
 
 var header = template.Must(template.New("header").Parse(`# monocle janitor {{.o.Command}} for Monocle {{.o.Monocle}} in namespace {{.Namespace}}: {{.About}}.

@@ -112,11 +112,9 @@ func jobName(o Options) string {
 // against the Monocle's Elasticsearch Service (N-elastic:9200, as the hook
 // names it), in a pod that meets the restricted Pod Security Standard like
 // the hook's children. One attempt: a failed restore is for the admin to
-// read, not to retry. No controller-uid label and no owner: Metacontroller
-// never adopts it, so the Monocle's syncs never delete it.
+// read, not to retry.
 func makeJob(o Options) *batchv1.Job {
 	n := instance.For(o.Monocle)
-	labels := n.Selector("restore")
 	container := corev1.Container{
 		Name:    "restore",
 		Image:   o.Image,
@@ -131,23 +129,26 @@ func makeJob(o Options) *batchv1.Job {
 		// It only waits on HTTP answers.
 		Resources: instance.Resources("10m", "32Mi", "64Mi"),
 	}
-	pod := instance.HookJobPod(container)
+	job := NewJob(jobName(o), o.Namespace, n.Selector("restore"), 0, instance.HookJobPod(container))
+	job.Annotations = map[string]string{
+		instance.Group + "/snapshot":   o.Snapshot,
+		instance.Group + "/repository": o.Repository,
+	}
+	// Past our own --timeout, so that the restore's own error is what ends
+	// it, this only if it hangs.
+	job.Spec.ActiveDeadlineSeconds = ptr.To(int64((o.Timeout + 2*time.Minute) / time.Second))
+	return job
+}
+
+// NewJob is a Job for an admin to apply, its pods labelled as it is. No
+// controller-uid label and no owner: Metacontroller never adopts it, so
+// the Monocle's syncs never delete it.
+func NewJob(name, namespace string, labels map[string]string, backoffLimit int32, pod corev1.PodSpec) *batchv1.Job {
 	return &batchv1.Job{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      jobName(o),
-			Namespace: o.Namespace,
-			Labels:    labels,
-			Annotations: map[string]string{
-				instance.Group + "/snapshot":   o.Snapshot,
-				instance.Group + "/repository": o.Repository,
-			},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To(int32(0)),
-			// Past our own --timeout, so that the restore's own error is
-			// what ends it, this only if it hangs.
-			ActiveDeadlineSeconds: ptr.To(int64((o.Timeout + 2*time.Minute) / time.Second)),
+			BackoffLimit: ptr.To(backoffLimit),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec:       pod,

@@ -29,15 +29,13 @@ const (
 // Client speaks Elasticsearch 7.17's REST API, plain JSON over HTTP.
 type Client struct {
 	base        string // scheme://host[:port][/path], without a trailing '/'
-	http        *http.Client
 	callTimeout time.Duration
 	maxAnswer   int64
 }
 
 // NewClient talks to the Elasticsearch at elasticURL (http or https, no
-// query). httpClient may be nil for http.DefaultClient's transport; its own
-// Timeout is left alone: calls are bounded by their contexts.
-func NewClient(elasticURL string, httpClient *http.Client) (*Client, error) {
+// query) with http.DefaultClient: calls are bounded by their contexts.
+func NewClient(elasticURL string) (*Client, error) {
 	u, err := url.Parse(elasticURL)
 	if err != nil {
 		// Without the URL, which may hold credentials.
@@ -47,12 +45,8 @@ func NewClient(elasticURL string, httpClient *http.Client) (*Client, error) {
 		// Not quoted: the URL may hold credentials.
 		return nil, errors.New("--elastic must be an http:// or https:// URL with a host and no query")
 	}
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
 	return &Client{
 		base:        strings.TrimSuffix(u.String(), "/"),
-		http:        httpClient,
 		callTimeout: DefaultCallTimeout,
 		maxAnswer:   maxAnswer,
 	}, nil
@@ -121,7 +115,7 @@ func (c *Client) call(ctx context.Context, method, p string, query url.Values, b
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		// net/http's error names the URL with any password redacted.
 		return fmt.Errorf("%s %s: %w", method, p, unwrapURLError(err))

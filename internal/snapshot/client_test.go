@@ -45,7 +45,7 @@ func TestCallIsBounded(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			server := httptest.NewServer(tc.handler)
 			defer server.Close()
-			c, err := NewClient(server.URL, nil)
+			c, err := NewClient(server.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestNewClient(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, err := NewClient(tc.url, nil)
+			c, err := NewClient(tc.url)
 			switch {
 			case tc.wantBase == "" && err == nil:
 				t.Errorf("accepted, base %s", c.base)

@@ -20,25 +20,23 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 	fs := NewFlagSet("snapshot", stderr, "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--timeout 30m]\n\n"+
 		"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
 		"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure, 2 on a usage error.\n\n")
+	o := Options{Now: now, Log: slog.New(slog.NewTextHandler(stderr, nil))}
 	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
-	repo := fs.String("repository", "", "the snapshot repository's name")
-	location := fs.String("location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
-	keep := fs.Int("keep", 0, "how many successful snapshots of ours to keep (at least 1)")
-	prefix := fs.String("prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
+	fs.StringVar(&o.Repository, "repository", "", "the snapshot repository's name")
+	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
+	fs.IntVar(&o.Keep, "keep", 0, "how many successful snapshots of ours to keep (at least 1)")
+	fs.StringVar(&o.Prefix, "prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
 	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole run may take, the snapshot's wait included")
 	if err := Parse(fs, args, "elastic", "repository", "location", "keep"); err != nil {
 		return err
 	}
-	client, err := NewClient(*elastic, nil)
+	client, err := NewClient(*elastic)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	_, err = Take(ctx, client, Options{
-		Repository: *repo, Location: *location, Prefix: *prefix, Keep: *keep,
-		Now: now, Log: slog.New(slog.NewTextHandler(stderr, nil)),
-	})
+	_, err = Take(ctx, client, o)
 	return err
 }
 
@@ -48,24 +46,22 @@ func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := NewFlagSet("restore", stderr, "Usage: monocle-hook restore --elastic URL --repository NAME --location PATH --snapshot NAME [--timeout 30m]\n\n"+
 		"Restores Monocle's indices from a SUCCESS snapshot, in place: closes those that exist, restores, waits until\n"+
 		"their primary shards are active. Stop the Monocle's API and crawler first (monocle-hook restore-job prints the steps).\n\n")
+	o := RestoreOptions{Log: slog.New(slog.NewTextHandler(stderr, nil))}
 	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
-	repo := fs.String("repository", "", "the snapshot repository's name (registered if missing)")
-	location := fs.String("location", "", "the repository's directory on the Elasticsearch node (e.g. "+DefaultLocation+")")
-	snap := fs.String("snapshot", "", "the snapshot to restore")
+	fs.StringVar(&o.Repository, "repository", "", "the snapshot repository's name (registered if missing)")
+	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node (e.g. "+DefaultLocation+")")
+	fs.StringVar(&o.Snapshot, "snapshot", "", "the snapshot to restore")
 	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole restore may take")
 	if err := Parse(fs, args, "elastic", "repository", "location", "snapshot"); err != nil {
 		return err
 	}
-	client, err := NewClient(*elastic, nil)
+	client, err := NewClient(*elastic)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	_, err = Restore(ctx, client, RestoreOptions{
-		Repository: *repo, Location: *location, Snapshot: *snap,
-		Log: slog.New(slog.NewTextHandler(stderr, nil)),
-	})
+	_, err = Restore(ctx, client, o)
 	return err
 }
 

@@ -96,7 +96,7 @@ func newFakeES(t *testing.T) *fakeES {
 // client talks to the fake, with short timeouts for the calls that do not
 // wait, so that a hanging call ends the test quickly.
 func (f *fakeES) client() *Client {
-	c, err := NewClient(f.server.URL, nil)
+	c, err := NewClient(f.server.URL)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -64,12 +64,7 @@ func Restore(ctx context.Context, c *Client, o RestoreOptions) (RestoreResult, e
 	if err := info.succeeded(); err != nil {
 		return RestoreResult{}, fmt.Errorf("not restoring: %w", err)
 	}
-	var r RestoreResult
-	for _, index := range info.Indices {
-		if isMonocleIndex(index) {
-			r.Restored = append(r.Restored, index)
-		}
-	}
+	r := RestoreResult{Restored: slices.DeleteFunc(info.Indices, func(index string) bool { return !isMonocleIndex(index) })}
 	slices.Sort(r.Restored)
 	if len(r.Restored) == 0 {
 		return RestoreResult{}, fmt.Errorf("snapshot %s holds no Monocle index (%s)", o.Snapshot, Indices)

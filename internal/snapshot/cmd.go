@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 )
@@ -92,16 +93,12 @@ func Parse(fs *flag.FlagSet, args []string, required ...string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments: %q", ErrUsage, fs.Args())
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var missing []string
-	for _, name := range required {
-		if !set[name] {
-			missing = append(missing, "--"+name)
-		}
-	}
+	missing := slices.Clone(required)
+	fs.Visit(func(f *flag.Flag) {
+		missing = slices.DeleteFunc(missing, func(name string) bool { return name == f.Name })
+	})
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: missing %s", ErrUsage, strings.Join(missing, ", "))
+		return fmt.Errorf("%w: missing --%s", ErrUsage, strings.Join(missing, ", --"))
 	}
 	return nil
 }

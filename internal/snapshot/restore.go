@@ -3,7 +3,6 @@ package snapshot
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -164,26 +163,15 @@ func (c *Client) closeIndices(ctx context.Context, indices []string) error {
 // Only the given indices and never the global state (cluster settings,
 // templates): the cluster is the Monocle's, its own state stays.
 func (c *Client) restore(ctx context.Context, repo, name string, indices []string) error {
-	body := map[string]any{
+	s, err := c.completed(ctx, http.MethodPost, urlPath("_snapshot", repo, name, "_restore"), "restore", map[string]any{
 		"indices":              strings.Join(indices, ","),
 		"ignore_unavailable":   false,
 		"include_global_state": false,
-	}
-	// The answer's "snapshot" is a RestoreInfo: snapshotInfo's name,
-	// indices and shards.
-	var answer struct {
-		Snapshot *snapshotInfo `json:"snapshot"`
-	}
-	err := c.call(ctx, http.MethodPost, urlPath("_snapshot", repo, name, "_restore"),
-		url.Values{"wait_for_completion": {"true"}}, body, &answer, true)
+	})
 	if err != nil {
 		return err
 	}
-	s := answer.Snapshot
-	switch {
-	case s == nil:
-		return errors.New("the answer holds no restore")
-	case s.Shards.Failed > 0 || s.Shards.Successful != s.Shards.Total:
+	if s.Shards.Failed > 0 || s.Shards.Successful != s.Shards.Total {
 		return fmt.Errorf("%d of %d shards failed to restore", s.Shards.Total-s.Shards.Successful, s.Shards.Total)
 	}
 	got := slices.Sorted(slices.Values(s.Indices))

@@ -160,25 +160,30 @@ type snapshotInfo struct {
 // command's --timeout bounds the wait; a snapshot still running when it
 // expires goes on in Elasticsearch, is reported as this run's failure and
 // is judged by the next run's retention like any other.
-func (c *Client) createSnapshot(ctx context.Context, repo, name string) (snapshotInfo, error) {
-	body := map[string]any{
+func (c *Client) createSnapshot(ctx context.Context, repo, name string) (*snapshotInfo, error) {
+	return c.completed(ctx, http.MethodPut, urlPath("_snapshot", repo, name), "snapshot", map[string]any{
 		"indices":              Indices,
 		"ignore_unavailable":   false,
 		"include_global_state": false,
 		"metadata":             map[string]any{"taken_by": "monocle-hook snapshot"},
-	}
+	})
+}
+
+// completed sends a snapshot's creation or restore with
+// wait_for_completion=true: the answer comes once it ended, with what it
+// did as "snapshot" (a SnapshotInfo, or a RestoreInfo: snapshotInfo's
+// name, indices and shards). what names it if the answer lacks it.
+func (c *Client) completed(ctx context.Context, method, p, what string, body map[string]any) (*snapshotInfo, error) {
 	var answer struct {
 		Snapshot *snapshotInfo `json:"snapshot"`
 	}
-	err := c.call(ctx, http.MethodPut, urlPath("_snapshot", repo, name),
-		url.Values{"wait_for_completion": {"true"}}, body, &answer, true)
-	if err != nil {
-		return snapshotInfo{}, err
+	if err := c.call(ctx, method, p, url.Values{"wait_for_completion": {"true"}}, body, &answer, true); err != nil {
+		return nil, err
 	}
 	if answer.Snapshot == nil {
-		return snapshotInfo{}, errors.New("the answer holds no snapshot")
+		return nil, fmt.Errorf("the answer holds no %s", what)
 	}
-	return *answer.Snapshot, nil
+	return answer.Snapshot, nil
 }
 
 // succeeded is nil for a complete snapshot: SUCCESS with no failed shard.

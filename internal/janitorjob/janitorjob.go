@@ -186,13 +186,10 @@ func read(data []byte, apiName string) (*appsv1.Deployment, map[string]*corev1.C
 			continue
 		}
 		j, err := yaml.YAMLToJSON(doc)
+		if err == nil && string(j) != "null" {
+			err = add(j)
+		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("-f: %w", err)
-		}
-		if string(j) == "null" {
-			continue
-		}
-		if err := add(j); err != nil {
 			return nil, nil, fmt.Errorf("-f: %w", err)
 		}
 	}

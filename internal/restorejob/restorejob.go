@@ -67,10 +67,7 @@ func Run(args []string, stdout, stderr io.Writer, version string) error {
 		return err
 	}
 	job := makeJob(o)
-	return Print(stdout, procedure, job, map[string]any{
-		"o": o, "Job": job.Name,
-		"Selector": "app.kubernetes.io/instance=" + o.Monocle + ",app.kubernetes.io/component in (api,crawler,update-idents,snapshots)",
-	})
+	return Print(stdout, procedure, job, map[string]any{"o": o, "Job": job.Name})
 }
 
 func check(o Options) error {
@@ -190,7 +187,7 @@ var procedure = template.Must(template.New("procedure").Parse(`# Restores snapsh
 #    If the Monocle takes snapshots (spec.elasticsearch.snapshots is set), suspend them too: no
 #    run starts during the restore, and none deletes the snapshot you restore:
 #      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}'
-#      kubectl -n {{.o.Namespace}} get pods -l '{{.Selector}}' --field-selector status.phase=Running
+#      kubectl -n {{.o.Namespace}} get pods -l 'app.kubernetes.io/instance={{.o.Monocle}},app.kubernetes.io/component in (api,crawler,update-idents,snapshots)' --field-selector status.phase=Running
 # 2. Restore, follow its log, check it completed (it exits 1 on any failure, saying why):
 #      kubectl -n {{.o.Namespace}} apply -f THIS-FILE
 #      kubectl -n {{.o.Namespace}} logs -f job/{{.Job}}

@@ -7,6 +7,7 @@ package snapshot
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -73,16 +74,13 @@ func CheckName(what, name string) error {
 	if len(name) > 200 {
 		return fmt.Errorf("%s %q is longer than 200 characters", what, name)
 	}
-	for i, r := range name {
-		lower := r >= 'a' && r <= 'z'
-		digit := r >= '0' && r <= '9'
-		if lower || digit || (i > 0 && (r == '.' || r == '_' || r == '-')) {
-			continue
-		}
+	if !validName.MatchString(name) {
 		return fmt.Errorf("%s %q: only lowercase letters, digits, '.', '_' and '-', starting with a letter or digit", what, name)
 	}
 	return nil
 }
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 // CheckLocation refuses a location that is not an absolute, clean path:
 // Elasticsearch resolves a relative one against path.repo, which would make

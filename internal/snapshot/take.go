@@ -237,12 +237,7 @@ func (c *Client) listSnapshots(ctx context.Context, repo, pattern string) ([]sna
 // in progress (deleting one would abort it), nor any while fewer than keep
 // of ours succeeded.
 func expired(list []snapshotInfo, prefix string, keep int) []snapshotInfo {
-	var mine []snapshotInfo
-	for _, s := range list {
-		if ours(prefix, s.Snapshot) {
-			mine = append(mine, s)
-		}
-	}
+	mine := slices.DeleteFunc(slices.Clone(list), func(s snapshotInfo) bool { return !ours(prefix, s.Snapshot) })
 	slices.SortFunc(mine, func(a, b snapshotInfo) int {
 		return cmp.Or(cmp.Compare(a.StartTimeInMillis, b.StartTimeInMillis), strings.Compare(a.Snapshot, b.Snapshot))
 	})

@@ -155,8 +155,9 @@ func NewJob(name, namespace string, labels map[string]string, backoffLimit int32
 }
 
 // Print writes, all or nothing, the comments (executed on data) and then
-// the Job as YAML: what restore-job and janitor-job print. Its empty
-// status (status: {}) is left out: a new Job has none.
+// the Job as YAML: what restore-job and janitor-job print. Only the fields
+// a new Job has set: not its status (status: {}); a zero
+// creationTimestamp is omitzero in apimachinery's ObjectMeta.
 func Print(w io.Writer, comments *template.Template, job *batchv1.Job, data any) error {
 	doc, err := yaml.Marshal(struct {
 		metav1.TypeMeta `json:",inline"`

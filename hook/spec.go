@@ -163,10 +163,10 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		return settings{}, ferr
 	}
 	sched := scheduling{
-		nodeSelector:     v1alpha1.StringMap(spec.NodeSelector),
-		tolerations:      v1alpha1.CoreTolerations(spec.Tolerations),
-		affinity:         spec.Affinity.Core(),
-		imagePullSecrets: v1alpha1.CoreImagePullSecrets(spec.ImagePullSecrets),
+		nodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
+		tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
+		affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
+		imagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
 	}
 	if ferr := validateChildValues(&spec, sched); ferr != nil {
 		return settings{}, ferr
@@ -176,14 +176,14 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		webappTitle: spec.WebappTitle,
 		image:       cmp.Or(spec.Image, DefaultImage),
 		apiReplicas: 1,
-		apiRes:      resourcesOr(spec.API.Resources.Core(), instance.Resources("100m", "256Mi", "1Gi")),
+		apiRes:      resourcesOr(v1alpha1.Core[*corev1.ResourceRequirements](spec.API.Resources), instance.Resources("100m", "256Mi", "1Gi")),
 		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
-		crawlerRes:  resourcesOr(spec.Crawler.Resources.Core(), instance.Resources("50m", "128Mi", "512Mi")),
+		crawlerRes:  resourcesOr(v1alpha1.Core[*corev1.ResourceRequirements](spec.Crawler.Resources), instance.Resources("50m", "128Mi", "512Mi")),
 		config:      spec.Config,
 		scheduling:  sched,
 		elastic: elasticSettings{
 			url:        es.URL,
-			urlSecret:  es.URLSecretRef.Core(),
+			urlSecret:  v1alpha1.Core[*corev1.SecretKeySelector](es.URLSecretRef),
 			image:      cmp.Or(es.Image, DefaultElasticImage),
 			class:      cmp.Or(es.StorageClassName, spec.StorageClassName),
 			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
@@ -226,7 +226,7 @@ func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 		in := ingressSettings{}
 		if spec.Ingress != nil {
 			in.IngressSpec = *spec.Ingress
-			in.annotations = v1alpha1.StringMap(spec.Ingress.Annotations)
+			in.annotations = v1alpha1.Core[map[string]string](spec.Ingress.Annotations)
 		}
 		if in.Host == "" && spec.Route != nil {
 			in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
@@ -294,7 +294,7 @@ func resolveElastic(spec *Spec, s *settings) *fieldError {
 	}
 	var note string
 	var ferr *fieldError
-	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, es.Resources.Core()); ferr != nil {
+	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources)); ferr != nil {
 		return ferr
 	}
 	if note != "" {

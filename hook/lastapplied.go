@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -124,22 +125,16 @@ func lastAppliedHas(obj metav1.Object, path ...string) bool {
 // Monocle image: the API and the crawler, their ConfigMaps, and the
 // update-idents Jobs.
 func heldByPods(n instance.Names, obs Children) []observedChild {
-	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}, Jobs: map[string]*batchv1.Job{}}
-	for name, cm := range obs.ConfigMaps {
-		if name == n.API || strings.HasPrefix(name, n.MountedConfigPrefix()) {
-			held.ConfigMaps[name] = cm
-		}
-	}
+	held := Children{ConfigMaps: maps.Clone(obs.ConfigMaps), Deployments: map[string]*appsv1.Deployment{}, Jobs: maps.Clone(obs.Jobs)}
+	maps.DeleteFunc(held.ConfigMaps, func(name string, _ *corev1.ConfigMap) bool {
+		return name != n.API && !strings.HasPrefix(name, n.MountedConfigPrefix())
+	})
 	for _, name := range []string{n.API, n.Crawler} {
 		if d := obs.Deployments[name]; d != nil {
 			held.Deployments[name] = d
 		}
 	}
-	for name, job := range obs.Jobs {
-		if strings.HasPrefix(name, n.UpdateIdentsPrefix()) {
-			held.Jobs[name] = job
-		}
-	}
+	maps.DeleteFunc(held.Jobs, func(name string, _ *batchv1.Job) bool { return !strings.HasPrefix(name, n.UpdateIdentsPrefix()) })
 	return held.all()
 }
 

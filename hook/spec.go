@@ -117,9 +117,6 @@ func quote(s string) string { return strconv.Quote(cut(s, maxQuoted)) }
 
 // cut keeps the first n characters of s, and says so with an ellipsis.
 func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
 	i := 0
 	for j := range s {
 		if i == n {
@@ -292,15 +289,11 @@ func resolveElastic(spec *Spec, s *settings) *fieldError {
 	if es.StorageClassName == "" {
 		s.elastic.classField = "storageClassName"
 	}
-	var note string
-	var ferr *fieldError
-	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources)); ferr != nil {
+	if ferr := elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources), s); ferr != nil {
 		return ferr
 	}
-	if note != "" {
-		s.notes = append(s.notes, note)
-	}
 	if es.Snapshots != nil {
+		var ferr *fieldError
 		if s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size); ferr != nil {
 			return ferr
 		}
@@ -320,17 +313,14 @@ var heapPattern = regexp.MustCompile(`^([0-9]+)([mMgG])$`)
 // elasticMemory ties the heap to the container's memory: the heap given,
 // else half the memory (Elasticsearch's own advice, at most 31g), else 512m
 // in 1Gi. A heap the JVM cannot start with, or that does not fit the memory,
-// is refused here: never a -Xmx flag that crash-loops. note says what is
-// applied but unwise.
-func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev1.ResourceRequirements, string, *fieldError) {
-	fail := func(field, format string, args ...any) (string, corev1.ResourceRequirements, string, *fieldError) {
-		return "", corev1.ResourceRequirements{}, "", invalid(field, format, args...)
-	}
+// is refused here: never a -Xmx flag that crash-loops. What is applied but
+// unwise is a note. It sets s's heap and resources.
+func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *fieldError {
 	var heapBytes int64
 	if heap != "" {
 		m := heapPattern.FindStringSubmatch(heap)
 		if m == nil {
-			return fail("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", quote(heap))
+			return invalid("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", quote(heap))
 		}
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		shift := 20
@@ -339,18 +329,20 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev
 		}
 		switch {
 		case err != nil || n > maxHeap>>shift:
-			return fail("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
+			return invalid("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
 		case n<<shift < minHeap:
-			return fail("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
+			return invalid("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
 		}
 		heapBytes = n << shift
 	}
+	s.elastic.heap = cmp.Or(heap, defaultHeap)
 	if res == nil {
 		mem := *resource.NewQuantity(max(2*cmp.Or(heapBytes, 512<<20), 1<<30), resource.BinarySI)
-		r := instance.Resources("500m", "1Gi", "1Gi")
-		r.Requests[corev1.ResourceMemory], r.Limits[corev1.ResourceMemory] = mem, mem
-		return cmp.Or(heap, defaultHeap), r, "", nil
+		s.elastic.res = instance.Resources("500m", "1Gi", "1Gi")
+		s.elastic.res.Requests[corev1.ResourceMemory], s.elastic.res.Limits[corev1.ResourceMemory] = mem, mem
+		return nil
 	}
+	s.elastic.res = *res
 	memField := "elasticsearch.resources.limits.memory"
 	mem, ok := res.Limits[corev1.ResourceMemory]
 	if !ok {
@@ -358,22 +350,22 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev
 		mem, ok = res.Requests[corev1.ResourceMemory]
 	}
 	if !ok {
-		return cmp.Or(heap, defaultHeap), *res, "", nil
+		return nil
 	}
 	memBytes, exact := mem.AsInt64()
 	switch {
 	case !exact || memBytes <= 0:
-		return fail(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
+		return invalid(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
 	case heap == "" && memBytes/2 < minHeap:
-		return fail(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
+		return invalid(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
 	case heap == "":
-		return fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20), *res, "", nil
+		s.elastic.heap = fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20)
 	case heapBytes >= memBytes:
-		return fail("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
+		return invalid("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
 	case heapBytes > memBytes/2:
-		return heap, *res, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()), nil
+		s.notes = append(s.notes, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()))
 	}
-	return heap, *res, "", nil
+	return nil
 }
 
 func resourcesOr(r *corev1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -172,10 +173,10 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	s := settings{
 		webappTitle: spec.WebappTitle,
 		image:       cmp.Or(spec.Image, DefaultImage),
-		apiReplicas: 1,
-		apiRes:      resourcesOr(v1alpha1.Core[*corev1.ResourceRequirements](spec.API.Resources), instance.Resources("100m", "256Mi", "1Gi")),
-		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
-		crawlerRes:  resourcesOr(v1alpha1.Core[*corev1.ResourceRequirements](spec.Crawler.Resources), instance.Resources("50m", "128Mi", "512Mi")),
+		apiReplicas: ptr.Deref(spec.API.Replicas, 1),
+		apiRes:      resourcesOr(spec.API.Resources, instance.Resources("100m", "256Mi", "1Gi")),
+		crawler:     ptr.Deref(spec.Crawler.Enabled, true),
+		crawlerRes:  resourcesOr(spec.Crawler.Resources, instance.Resources("50m", "128Mi", "512Mi")),
 		config:      spec.Config,
 		scheduling:  sched,
 		elastic: elasticSettings{
@@ -194,7 +195,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		s.secret = spec.SecretRef.Name
 	}
 	// In the order of the checks, so that a spec gets the same first error.
-	for _, resolve := range []func(*Spec, *settings) *fieldError{resolveReplicas, resolvePublicURL, checkImages, resolveElastic} {
+	for _, resolve := range []func(*Spec, *settings) *fieldError{checkReplicas, resolvePublicURL, checkImages, resolveElastic} {
 		if ferr := resolve(&spec, &s); ferr != nil {
 			return settings{}, ferr
 		}
@@ -202,12 +203,9 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	return s, nil
 }
 
-func resolveReplicas(spec *Spec, s *settings) *fieldError {
-	if spec.API.Replicas != nil {
-		if *spec.API.Replicas < 0 {
-			return invalid("api.replicas", "must not be negative")
-		}
-		s.apiReplicas = *spec.API.Replicas
+func checkReplicas(_ *Spec, s *settings) *fieldError {
+	if s.apiReplicas < 0 {
+		return invalid("api.replicas", "must not be negative")
 	}
 	return nil
 }
@@ -368,9 +366,9 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *
 	return nil
 }
 
-func resourcesOr(r *corev1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {
+func resourcesOr(r *v1alpha1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {
 	if r == nil {
 		return def
 	}
-	return *r
+	return v1alpha1.Core[corev1.ResourceRequirements](r)
 }

@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -53,18 +54,12 @@ func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, 
 		if child == nil {
 			child = observed
 			delete(child, "status")
-			if md, ok := child["metadata"].(map[string]any); ok {
-				for _, f := range serverOwnedMetadata {
-					delete(md, f)
-				}
+			for _, f := range serverOwnedMetadata {
+				unstructured.RemoveNestedField(child, "metadata", f)
 			}
 		}
-		md, _ := child["metadata"].(map[string]any)
-		if md == nil {
-			md = map[string]any{}
-			child["metadata"] = md
-		}
-		md["name"] = obj.GetName()
+		// metadata, if there, is a map: both are obj's JSON.
+		_ = unstructured.SetNestedField(child, obj.GetName(), "metadata", "name")
 	}
 	// Metacontroller fails a sync whose children lack either.
 	child["apiVersion"], child["kind"] = typ.APIVersion, typ.Kind
@@ -111,14 +106,8 @@ func lastAppliedObject(obj metav1.Object) (applied, observed map[string]any, err
 // under either apply strategy, sets the field at path.
 func lastAppliedHas(obj metav1.Object, path ...string) bool {
 	applied, _, _ := lastAppliedObject(obj)
-	var v any = applied
-	for _, p := range path {
-		m, _ := v.(map[string]any)
-		if v = m[p]; v == nil {
-			return false
-		}
-	}
-	return true
+	v, _, _ := unstructured.NestedFieldNoCopy(applied, path...)
+	return v != nil
 }
 
 // heldByPods lists the observed children that read the config or run the

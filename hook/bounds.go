@@ -83,8 +83,10 @@ func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
 			if limit != nil && i == *limit {
 				return invalid(path, "has more than the CRD's %d %s", *limit, what)
 			}
-			child, sub := b.Items, path+"["+strconv.Itoa(i)+"]"
-			if t == '{' {
+			child, sub := b.Items, ""
+			if t == '[' {
+				sub = path + "[" + strconv.Itoa(i) + "]"
+			} else {
 				key, err := dec.Token()
 				if err != nil {
 					return invalid(path, "is not valid JSON: %v", err)

@@ -123,7 +123,9 @@ func heldByPods(n instance.Names, obs Children) []observedChild {
 			held.Deployments[name] = d
 		}
 	}
-	maps.DeleteFunc(held.Jobs, func(name string, _ *batchv1.Job) bool { return !strings.HasPrefix(name, n.UpdateIdentsPrefix()) })
+	maps.DeleteFunc(held.Jobs, func(name string, _ *batchv1.Job) bool {
+		return !strings.HasPrefix(name, n.UpdateIdentsPrefix())
+	})
 	return held.all()
 }
 

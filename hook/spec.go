@@ -178,6 +178,8 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		crawler:     ptr.Deref(spec.Crawler.Enabled, true),
 		crawlerRes:  resourcesOr(spec.Crawler.Resources, instance.Resources("50m", "128Mi", "512Mi")),
 		config:      spec.Config,
+		configMap:   ptr.Deref(spec.ConfigMapRef, v1alpha1.LocalRef{}).Name,
+		secret:      ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name,
 		scheduling:  sched,
 		elastic: elasticSettings{
 			url:        es.URL,
@@ -187,12 +189,6 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
 			deleteData: es.DeleteDataOnDelete,
 		},
-	}
-	if spec.ConfigMapRef != nil {
-		s.configMap = spec.ConfigMapRef.Name
-	}
-	if spec.SecretRef != nil {
-		s.secret = spec.SecretRef.Name
 	}
 	// In the order of the checks, so that a spec gets the same first error.
 	for _, resolve := range []func(*Spec, *settings) *fieldError{checkReplicas, resolvePublicURL, checkImages, resolveElastic} {

@@ -18,21 +18,21 @@ const metacontrollerManager = "metacontroller"
 // Metacontroller last applied server-side: the fields its managedFields
 // entry owns, with their stored values. Applying exactly that again changes
 // neither a value nor an owner, so the API server leaves the object, and its
-// resourceVersion, as they are. ok is false when Metacontroller never
-// applied the object server-side.
-func appliedFields(obj metav1.Object, observed map[string]any) (fields map[string]any, ok bool) {
+// resourceVersion, as they are. nil when Metacontroller never applied the
+// object server-side.
+func appliedFields(obj metav1.Object, observed map[string]any) map[string]any {
 	for _, e := range obj.GetManagedFields() {
 		if e.Manager != metacontrollerManager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}
 		var set map[string]any
 		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &set) != nil {
-			return nil, false
+			return nil
 		}
 		pruned, _ := pruneTo(observed, set).(map[string]any)
-		return pruned, pruned != nil
+		return pruned
 	}
-	return nil, false
+	return nil
 }
 
 // pruneTo keeps of value what a FieldsV1 set names: "f:name" a field,
@@ -68,45 +68,42 @@ func pruneTo(value any, set map[string]any) any {
 }
 
 // listKeys are a list's FieldsV1 keys, each decoded once and indexed by
-// the canonical JSON of what it names, so that pruning a list costs one
-// lookup per item: an object may hold thousands of finalizers.
+// its kind and the canonical JSON of what it names, so that pruning a list
+// costs one lookup per item: an object may hold thousands of finalizers.
 type listKeys struct {
-	byValue map[string]map[string]any // "v:": the item's JSON
-	byIndex map[int]map[string]any    // "i:"
-	// "k:": by the JSON of the named fields' values, per set of field names
-	// (a list's items are keyed by the same fields).
-	byFields map[string]map[string]map[string]any
-	fields   map[string][]string
+	subsets map[string]map[string]any // by "k:", "v:" or "i:" and that JSON
+	// The field names of the "k:" keys, per set of names (a list's items
+	// are keyed by the same fields).
+	fields    map[string][]string
+	hasValues bool // "v:" keys: only then is each item's JSON looked up
 }
 
 func indexListKeys(set map[string]any) listKeys {
-	ix := listKeys{byValue: map[string]map[string]any{}, byIndex: map[int]map[string]any{},
-		byFields: map[string]map[string]map[string]any{}, fields: map[string][]string{}}
+	ix := listKeys{subsets: map[string]map[string]any{}, fields: map[string][]string{}}
 	for key, sub := range set {
-		subset, _ := sub.(map[string]any)
 		kind, arg, _ := strings.Cut(key, ":")
+		var named any
 		switch kind {
-		case "k":
-			var keys map[string]any
-			if json.Unmarshal([]byte(arg), &keys) != nil {
+		case "k", "v":
+			if json.Unmarshal([]byte(arg), &named) != nil {
 				continue
 			}
-			names := slices.Sorted(maps.Keys(keys))
-			id := strings.Join(names, "\x00")
-			if ix.byFields[id] == nil {
-				ix.byFields[id], ix.fields[id] = map[string]map[string]any{}, names
-			}
-			ix.byFields[id][canonical(keys)] = subset
-		case "v":
-			var want any
-			if json.Unmarshal([]byte(arg), &want) == nil {
-				ix.byValue[canonical(want)] = subset
-			}
 		case "i":
-			if n, err := strconv.Atoi(arg); err == nil {
-				ix.byIndex[n] = subset
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				continue
 			}
+			named = n
+		default:
+			continue
 		}
+		if keys, ok := named.(map[string]any); ok && kind == "k" {
+			names := slices.Sorted(maps.Keys(keys))
+			ix.fields[strings.Join(names, "\x00")] = names
+		}
+		ix.hasValues = ix.hasValues || kind == "v"
+		subset, _ := sub.(map[string]any)
+		ix.subsets[kind+":"+canonical(named)] = subset
 	}
 	return ix
 }
@@ -120,17 +117,17 @@ func (ix listKeys) match(index int, item any) (map[string]any, bool) {
 			for _, name := range names {
 				keys[name] = m[name]
 			}
-			if subset, ok := ix.byFields[id][canonical(keys)]; ok {
+			if subset, ok := ix.subsets["k:"+canonical(keys)]; ok {
 				return subset, true
 			}
 		}
 	}
-	if len(ix.byValue) > 0 {
-		if subset, ok := ix.byValue[canonical(item)]; ok {
+	if ix.hasValues {
+		if subset, ok := ix.subsets["v:"+canonical(item)]; ok {
 			return subset, true
 		}
 	}
-	subset, ok := ix.byIndex[index]
+	subset, ok := ix.subsets["i:"+strconv.Itoa(index)]
 	return subset, ok
 }
 

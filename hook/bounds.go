@@ -75,32 +75,30 @@ func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
 			}
 		}
 	case json.Delim:
-		if t == '[' {
-			for i := 0; dec.More(); i++ {
-				if b.MaxItems != nil && i == *b.MaxItems {
-					return invalid(path, "has more than the CRD's %d items", *b.MaxItems)
-				}
-				if err := walkBounds(dec, b.Items, path+"["+strconv.Itoa(i)+"]"); err != nil {
-					return err
-				}
+		limit, what := b.MaxItems, "items"
+		if t == '{' {
+			limit, what = b.MaxProperties, "entries"
+		}
+		for i := 0; dec.More(); i++ {
+			if limit != nil && i == *limit {
+				return invalid(path, "has more than the CRD's %d %s", *limit, what)
 			}
-		} else {
-			for i := 0; dec.More(); i++ {
-				if b.MaxProperties != nil && i == *b.MaxProperties {
-					return invalid(path, "has more than the CRD's %d entries", *b.MaxProperties)
-				}
+			child, sub := b.Items, ""
+			if t == '[' {
+				sub = path + "[" + strconv.Itoa(i) + "]"
+			} else {
 				key, err := dec.Token()
 				if err != nil {
 					return invalid(path, "is not valid JSON: %v", err)
 				}
 				k, _ := key.(string)
-				child, sub := b.Properties[k], joinField(path, k)
+				child, sub = b.Properties[k], joinField(path, k)
 				if child == nil && b.AdditionalProperties != nil {
 					child, sub = b.AdditionalProperties, path+"["+quote(k)+"]"
 				}
-				if err := walkBounds(dec, child, sub); err != nil {
-					return err
-				}
+			}
+			if err := walkBounds(dec, child, sub); err != nil {
+				return err
 			}
 		}
 		if _, err := dec.Token(); err != nil { // the closing ] or }

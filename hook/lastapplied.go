@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -42,121 +44,88 @@ var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "crea
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
 
 func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
-	child := lastAppliedObject(obj)
-	if child == nil {
-		observed, err := asMap(obj)
-		if err != nil {
-			return nil, err
-		}
-		// Server-side apply keeps no annotation: what Metacontroller applied
-		// is what its managedFields entry owns. Else, the observed object
-		// less what the server writes.
-		var applied bool
-		if child, applied = appliedFields(obj, observed); !applied {
+	child, observed, err := lastAppliedObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	if observed != nil {
+		// No annotation: what Metacontroller applied server-side, else the
+		// observed object less what the server writes.
+		if child == nil {
 			child = observed
 			delete(child, "status")
-			if md, ok := child["metadata"].(map[string]any); ok {
-				for _, f := range serverOwnedMetadata {
-					delete(md, f)
-				}
+			for _, f := range serverOwnedMetadata {
+				unstructured.RemoveNestedField(child, "metadata", f)
 			}
 		}
-		md, _ := child["metadata"].(map[string]any)
-		if md == nil {
-			md = map[string]any{}
-			child["metadata"] = md
-		}
-		md["name"] = obj.GetName()
+		// metadata, if there, is a map: both are obj's JSON.
+		_ = unstructured.SetNestedField(child, obj.GetName(), "metadata", "name")
 	}
 	// Metacontroller fails a sync whose children lack either.
 	child["apiVersion"], child["kind"] = typ.APIVersion, typ.Kind
-	var data any
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		if len(o.Data) > 0 {
-			data = o.Data
-		}
+		observedData(child, o.Data)
 	case *corev1.ConfigMap:
-		if len(o.Data) > 0 {
-			data = o.Data
-		}
-	default:
-		return json.Marshal(child)
-	}
-	// stringData, if an earlier hook wrote one, is already in data.
-	delete(child, "stringData")
-	if data == nil {
-		delete(child, "data")
-	} else {
-		child["data"] = data
+		observedData(child, o.Data)
 	}
 	return json.Marshal(child)
 }
 
-// lastAppliedObject is the object in obj's last-applied annotation, or nil
-// when there is none. An annotation someone broke by hand counts as none.
-func lastAppliedObject(obj metav1.Object) map[string]any {
+// observedData sets the data of a Secret or ConfigMap child to the observed
+// data. stringData, if an earlier hook wrote one, is already in data.
+func observedData[V any](child map[string]any, data map[string]V) {
+	delete(child, "stringData")
+	delete(child, "data")
+	if len(data) > 0 {
+		child["data"] = data
+	}
+}
+
+// lastAppliedObject is what Metacontroller last applied of obj, under
+// either apply strategy: the object in its last-applied annotation (one
+// someone broke by hand counts as none), else (server-side apply keeps no
+// annotation) the fields its managedFields entry owns; nil when neither.
+// observed is obj as a JSON map, read when there is no annotation.
+func lastAppliedObject(obj metav1.Object) (applied, observed map[string]any, err error) {
 	annotation := obj.GetAnnotations()[lastAppliedAnnotation]
-	if annotation == "" {
-		return nil
+	if annotation != "" && json.Unmarshal([]byte(annotation), &applied) == nil && applied != nil {
+		return applied, nil, nil
 	}
-	var child map[string]any
-	if json.Unmarshal([]byte(annotation), &child) != nil {
-		return nil
+	b, err := json.Marshal(obj)
+	if err == nil {
+		err = json.Unmarshal(b, &observed)
 	}
-	return child
+	if err != nil {
+		return nil, nil, err
+	}
+	return appliedFields(obj, observed), observed, nil
 }
 
 // lastAppliedHas reports whether what Metacontroller last applied of obj,
 // under either apply strategy, sets the field at path.
 func lastAppliedHas(obj metav1.Object, path ...string) bool {
-	applied := lastAppliedObject(obj)
-	if applied == nil {
-		observed, err := asMap(obj)
-		if err != nil {
-			return false
-		}
-		applied, _ = appliedFields(obj, observed)
-	}
-	var v any = applied
-	for _, p := range path {
-		m, _ := v.(map[string]any)
-		if v = m[p]; v == nil {
-			return false
-		}
-	}
-	return true
-}
-
-func asMap(obj metav1.Object) (map[string]any, error) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
+	applied, _, _ := lastAppliedObject(obj)
+	v, _, _ := unstructured.NestedFieldNoCopy(applied, path...)
+	return v != nil
 }
 
 // heldByPods lists the observed children that read the config or run the
 // Monocle image: the API and the crawler, their ConfigMaps, and the
 // update-idents Jobs.
 func heldByPods(n instance.Names, obs Children) []observedChild {
-	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}, Jobs: map[string]*batchv1.Job{}}
-	for name, cm := range obs.ConfigMaps {
-		if name == n.API || strings.HasPrefix(name, n.MountedConfigPrefix()) {
-			held.ConfigMaps[name] = cm
-		}
-	}
+	held := Children{ConfigMaps: maps.Clone(obs.ConfigMaps), Deployments: map[string]*appsv1.Deployment{}, Jobs: maps.Clone(obs.Jobs)}
+	maps.DeleteFunc(held.ConfigMaps, func(name string, _ *corev1.ConfigMap) bool {
+		return name != n.API && !strings.HasPrefix(name, n.MountedConfigPrefix())
+	})
 	for _, name := range []string{n.API, n.Crawler} {
 		if d := obs.Deployments[name]; d != nil {
 			held.Deployments[name] = d
 		}
 	}
-	for name, job := range obs.Jobs {
-		if strings.HasPrefix(name, n.UpdateIdentsPrefix()) {
-			held.Jobs[name] = job
-		}
-	}
+	maps.DeleteFunc(held.Jobs, func(name string, _ *batchv1.Job) bool {
+		return !strings.HasPrefix(name, n.UpdateIdentsPrefix())
+	})
 	return held.all()
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -16,15 +15,16 @@ import (
 // from YAML documents or a List (kubectl get -o yaml), for render and check
 // to answer the Monocles offline as /sync would.
 type objects struct {
-	monocles   []json.RawMessage
-	configMaps map[string]*corev1.ConfigMap // by namespace/name
-	secrets    map[string]*corev1.Secret
+	monocles []json.RawMessage
+	// The ConfigMaps and Secrets by namespace, each keyed namespace/name
+	// as /sync's related objects are.
+	related map[string]*Related
 }
 
 // readObjects reads YAML documents, Lists among them; objects of other
 // kinds are ignored.
 func readObjects(data []byte) (*objects, error) {
-	objs := &objects{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
+	objs := &objects{related: map[string]*Related{}}
 	for _, doc := range bytes.Split(data, []byte("\n---")) {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
@@ -62,18 +62,28 @@ func (objs *objects) add(doc json.RawMessage) error {
 	case Kind:
 		objs.monocles = append(objs.monocles, doc)
 	case "ConfigMap":
-		var cm corev1.ConfigMap
-		if err := json.Unmarshal(doc, &cm); err != nil {
-			return fmt.Errorf("decoding ConfigMap %s: %w", key, err)
-		}
-		objs.configMaps[key] = &cm
+		return decodeInto(objs.in(head.Metadata.Namespace).ConfigMaps, head.Kind, key, doc)
 	case "Secret":
-		var s corev1.Secret
-		if err := json.Unmarshal(doc, &s); err != nil {
-			return fmt.Errorf("decoding Secret %s: %w", key, err)
-		}
-		objs.secrets[key] = &s
+		return decodeInto(objs.in(head.Metadata.Namespace).Secrets, head.Kind, key, doc)
 	}
+	return nil
+}
+
+// in is the ConfigMaps and Secrets of a namespace.
+func (objs *objects) in(namespace string) *Related {
+	if objs.related[namespace] == nil {
+		objs.related[namespace] = &Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
+	}
+	return objs.related[namespace]
+}
+
+// decodeInto decodes doc, an object of that kind, into into[key].
+func decodeInto[T any](into map[string]*T, kind, key string, doc json.RawMessage) error {
+	obj := new(T)
+	if err := json.Unmarshal(doc, obj); err != nil {
+		return fmt.Errorf("decoding %s %s: %w", kind, key, err)
+	}
+	into[key] = obj
 	return nil
 }
 
@@ -87,23 +97,13 @@ func (objs *objects) request(monocle json.RawMessage) (*SyncRequest, error) {
 		return nil, fmt.Errorf("reading the Monocle: %w", err)
 	}
 	ns, n := req.Parent.Metadata.Namespace, instance.For(req.Parent.Metadata.Name)
+	req.Related = *objs.in(ns)
 	req.Children = Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
-	if cm := objs.configMaps[ns+"/"+n.API]; cm != nil {
+	if cm := req.Related.ConfigMaps[ns+"/"+n.API]; cm != nil {
 		req.Children.ConfigMaps[n.API] = cm
 	}
-	if s := objs.secrets[ns+"/"+n.API]; s != nil {
+	if s := req.Related.Secrets[ns+"/"+n.API]; s != nil {
 		req.Children.Secrets[n.API] = s
-	}
-	req.Related = Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
-	for key, cm := range objs.configMaps {
-		if strings.HasPrefix(key, ns+"/") {
-			req.Related.ConfigMaps[key] = cm
-		}
-	}
-	for key, s := range objs.secrets {
-		if strings.HasPrefix(key, ns+"/") {
-			req.Related.Secrets[key] = s
-		}
 	}
 	return &req, nil
 }

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,17 +41,9 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 		held = c
 	}
 	// Through JSON, as /sync sends them, then YAML.
-	answer, err := json.Marshal(resp)
-	if err != nil {
-		return nil, nil, err
-	}
-	var decoded struct{ Children []json.RawMessage }
-	if err := json.Unmarshal(answer, &decoded); err != nil {
-		return nil, nil, err
-	}
 	var docs bytes.Buffer
-	for _, child := range decoded.Children {
-		doc, err := yaml.JSONToYAML(child)
+	for _, child := range resp.Children {
+		doc, err := yaml.Marshal(child)
 		if err != nil {
 			return nil, nil, err
 		}

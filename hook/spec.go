@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -117,9 +118,6 @@ func quote(s string) string { return strconv.Quote(cut(s, maxQuoted)) }
 
 // cut keeps the first n characters of s, and says so with an ellipsis.
 func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
 	i := 0
 	for j := range s {
 		if i == n {
@@ -163,10 +161,10 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		return settings{}, ferr
 	}
 	sched := scheduling{
-		nodeSelector:     v1alpha1.StringMap(spec.NodeSelector),
-		tolerations:      v1alpha1.CoreTolerations(spec.Tolerations),
-		affinity:         spec.Affinity.Core(),
-		imagePullSecrets: v1alpha1.CoreImagePullSecrets(spec.ImagePullSecrets),
+		nodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
+		tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
+		affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
+		imagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
 	}
 	if ferr := validateChildValues(&spec, sched); ferr != nil {
 		return settings{}, ferr
@@ -175,29 +173,25 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	s := settings{
 		webappTitle: spec.WebappTitle,
 		image:       cmp.Or(spec.Image, DefaultImage),
-		apiReplicas: 1,
-		apiRes:      resourcesOr(spec.API.Resources.Core(), instance.Resources("100m", "256Mi", "1Gi")),
-		crawler:     spec.Crawler.Enabled == nil || *spec.Crawler.Enabled,
-		crawlerRes:  resourcesOr(spec.Crawler.Resources.Core(), instance.Resources("50m", "128Mi", "512Mi")),
+		apiReplicas: ptr.Deref(spec.API.Replicas, 1),
+		apiRes:      resourcesOr(spec.API.Resources, instance.Resources("100m", "256Mi", "1Gi")),
+		crawler:     ptr.Deref(spec.Crawler.Enabled, true),
+		crawlerRes:  resourcesOr(spec.Crawler.Resources, instance.Resources("50m", "128Mi", "512Mi")),
 		config:      spec.Config,
+		configMap:   ptr.Deref(spec.ConfigMapRef, v1alpha1.LocalRef{}).Name,
+		secret:      ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name,
 		scheduling:  sched,
 		elastic: elasticSettings{
 			url:        es.URL,
-			urlSecret:  es.URLSecretRef.Core(),
+			urlSecret:  v1alpha1.Core[*corev1.SecretKeySelector](es.URLSecretRef),
 			image:      cmp.Or(es.Image, DefaultElasticImage),
 			class:      cmp.Or(es.StorageClassName, spec.StorageClassName),
 			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
 			deleteData: es.DeleteDataOnDelete,
 		},
 	}
-	if spec.ConfigMapRef != nil {
-		s.configMap = spec.ConfigMapRef.Name
-	}
-	if spec.SecretRef != nil {
-		s.secret = spec.SecretRef.Name
-	}
 	// In the order of the checks, so that a spec gets the same first error.
-	for _, resolve := range []func(*Spec, *settings) *fieldError{resolveReplicas, resolvePublicURL, checkImages, resolveElastic} {
+	for _, resolve := range []func(*Spec, *settings) *fieldError{checkReplicas, resolvePublicURL, checkImages, resolveElastic} {
 		if ferr := resolve(&spec, &s); ferr != nil {
 			return settings{}, ferr
 		}
@@ -205,12 +199,9 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 	return s, nil
 }
 
-func resolveReplicas(spec *Spec, s *settings) *fieldError {
-	if spec.API.Replicas != nil {
-		if *spec.API.Replicas < 0 {
-			return invalid("api.replicas", "must not be negative")
-		}
-		s.apiReplicas = *spec.API.Replicas
+func checkReplicas(_ *Spec, s *settings) *fieldError {
+	if s.apiReplicas < 0 {
+		return invalid("api.replicas", "must not be negative")
 	}
 	return nil
 }
@@ -226,7 +217,7 @@ func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 		in := ingressSettings{}
 		if spec.Ingress != nil {
 			in.IngressSpec = *spec.Ingress
-			in.annotations = v1alpha1.StringMap(spec.Ingress.Annotations)
+			in.annotations = v1alpha1.Core[map[string]string](spec.Ingress.Annotations)
 		}
 		if in.Host == "" && spec.Route != nil {
 			in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
@@ -292,15 +283,11 @@ func resolveElastic(spec *Spec, s *settings) *fieldError {
 	if es.StorageClassName == "" {
 		s.elastic.classField = "storageClassName"
 	}
-	var note string
-	var ferr *fieldError
-	if s.elastic.heap, s.elastic.res, note, ferr = elasticMemory(es.Heap, es.Resources.Core()); ferr != nil {
+	if ferr := elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources), s); ferr != nil {
 		return ferr
 	}
-	if note != "" {
-		s.notes = append(s.notes, note)
-	}
 	if es.Snapshots != nil {
+		var ferr *fieldError
 		if s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size); ferr != nil {
 			return ferr
 		}
@@ -320,17 +307,14 @@ var heapPattern = regexp.MustCompile(`^([0-9]+)([mMgG])$`)
 // elasticMemory ties the heap to the container's memory: the heap given,
 // else half the memory (Elasticsearch's own advice, at most 31g), else 512m
 // in 1Gi. A heap the JVM cannot start with, or that does not fit the memory,
-// is refused here: never a -Xmx flag that crash-loops. note says what is
-// applied but unwise.
-func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev1.ResourceRequirements, string, *fieldError) {
-	fail := func(field, format string, args ...any) (string, corev1.ResourceRequirements, string, *fieldError) {
-		return "", corev1.ResourceRequirements{}, "", invalid(field, format, args...)
-	}
+// is refused here: never a -Xmx flag that crash-loops. What is applied but
+// unwise is a note. It sets s's heap and resources.
+func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *fieldError {
 	var heapBytes int64
 	if heap != "" {
 		m := heapPattern.FindStringSubmatch(heap)
 		if m == nil {
-			return fail("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", quote(heap))
+			return invalid("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", quote(heap))
 		}
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		shift := 20
@@ -339,18 +323,20 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev
 		}
 		switch {
 		case err != nil || n > maxHeap>>shift:
-			return fail("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
+			return invalid("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
 		case n<<shift < minHeap:
-			return fail("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
+			return invalid("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
 		}
 		heapBytes = n << shift
 	}
+	s.elastic.heap = cmp.Or(heap, defaultHeap)
 	if res == nil {
 		mem := *resource.NewQuantity(max(2*cmp.Or(heapBytes, 512<<20), 1<<30), resource.BinarySI)
-		r := instance.Resources("500m", "1Gi", "1Gi")
-		r.Requests[corev1.ResourceMemory], r.Limits[corev1.ResourceMemory] = mem, mem
-		return cmp.Or(heap, defaultHeap), r, "", nil
+		s.elastic.res = instance.Resources("500m", "1Gi", "1Gi")
+		s.elastic.res.Requests[corev1.ResourceMemory], s.elastic.res.Limits[corev1.ResourceMemory] = mem, mem
+		return nil
 	}
+	s.elastic.res = *res
 	memField := "elasticsearch.resources.limits.memory"
 	mem, ok := res.Limits[corev1.ResourceMemory]
 	if !ok {
@@ -358,27 +344,27 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements) (string, corev
 		mem, ok = res.Requests[corev1.ResourceMemory]
 	}
 	if !ok {
-		return cmp.Or(heap, defaultHeap), *res, "", nil
+		return nil
 	}
 	memBytes, exact := mem.AsInt64()
 	switch {
 	case !exact || memBytes <= 0:
-		return fail(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
+		return invalid(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
 	case heap == "" && memBytes/2 < minHeap:
-		return fail(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
+		return invalid(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
 	case heap == "":
-		return fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20), *res, "", nil
+		s.elastic.heap = fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20)
 	case heapBytes >= memBytes:
-		return fail("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
+		return invalid("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
 	case heapBytes > memBytes/2:
-		return heap, *res, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()), nil
+		s.notes = append(s.notes, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()))
 	}
-	return heap, *res, "", nil
+	return nil
 }
 
-func resourcesOr(r *corev1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {
+func resourcesOr(r *v1alpha1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {
 	if r == nil {
 		return def
 	}
-	return *r
+	return v1alpha1.Core[corev1.ResourceRequirements](r)
 }

@@ -29,9 +29,9 @@ import (
 func validateChildValues(spec *Spec, sched scheduling) *fieldError {
 	es := spec.Elasticsearch
 	var errs field.ErrorList
-	errs = append(errs, validateResources(es.Resources.Core(), field.NewPath("elasticsearch", "resources"))...)
-	errs = append(errs, validateResources(spec.API.Resources.Core(), field.NewPath("api", "resources"))...)
-	errs = append(errs, validateResources(spec.Crawler.Resources.Core(), field.NewPath("crawler", "resources"))...)
+	errs = append(errs, validateResources(es.Resources, field.NewPath("elasticsearch", "resources"))...)
+	errs = append(errs, validateResources(spec.API.Resources, field.NewPath("api", "resources"))...)
+	errs = append(errs, validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources"))...)
 
 	errs = append(errs, validateNodeSelector(sched.nodeSelector, field.NewPath("nodeSelector"))...)
 	errs = append(errs, validateTolerations(sched.tolerations, field.NewPath("tolerations"))...)
@@ -95,10 +95,11 @@ func dnsSubdomain(name string, p *field.Path) field.ErrorList {
 // container may request, quantities not negative (integers for extended
 // resources, whole pages for huge pages), requests within limits, and
 // equal to them for resources that cannot be overcommitted.
-func validateResources(r *corev1.ResourceRequirements, p *field.Path) field.ErrorList {
-	if r == nil {
+func validateResources(res *v1alpha1.ResourceRequirements, p *field.Path) field.ErrorList {
+	if res == nil {
 		return nil
 	}
+	r := v1alpha1.Core[corev1.ResourceRequirements](res)
 	var errs field.ErrorList
 	cpuOrMemory, hugePages := false, false
 	check := func(list corev1.ResourceList, p *field.Path) {
@@ -374,7 +375,7 @@ func validateIngress(in *v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
 	errs := ingressHost(in.Host, p.Child("host"))
 	errs = append(errs, dnsSubdomain(in.ClassName, p.Child("className"))...)
 	errs = append(errs, dnsSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)
-	annotations := v1alpha1.StringMap(in.Annotations)
+	annotations := v1alpha1.Core[map[string]string](in.Annotations)
 	errs = append(errs, apivalidation.ValidateAnnotations(annotations, p.Child("annotations"))...)
 	total := 0
 	for k, v := range annotations {

@@ -26,14 +26,14 @@ func TestAffinityCoreKeepsEveryField(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), &a); err != nil {
 		t.Fatal(err)
 	}
-	out, err := json.Marshal(a.Core())
+	out, err := json.Marshal(Core[*corev1.Affinity](&a))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sameJSON(t, []byte(in), out) {
 		t.Errorf("converted affinity differs:\n in: %s\nout: %s", in, out)
 	}
-	if (*Affinity)(nil).Core() != nil {
+	if Core[*corev1.Affinity]((*Affinity)(nil)) != nil {
 		t.Error("a nil affinity converts to a non-nil one")
 	}
 }
@@ -44,7 +44,7 @@ func TestResourcesCore(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"requests":{"cpu":1,"memory":"512Mi"},"limits":{"memory":"1Gi"}}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	got := r.Core()
+	got := Core[*corev1.ResourceRequirements](&r)
 	want := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
@@ -73,19 +73,23 @@ func TestTolerationsAndReferencesCore(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), &ts); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := json.Marshal(CoreTolerations(ts))
+	out, _ := json.Marshal(Core[[]corev1.Toleration](ts))
 	if !sameJSON(t, []byte(in), out) {
 		t.Errorf("tolerations: %s, want %s", out, in)
 	}
-	refs, _ := json.Marshal(CoreImagePullSecrets([]LocalObjectReference{{Name: "pull"}}))
+	refs, _ := json.Marshal(Core[[]corev1.LocalObjectReference]([]LocalObjectReference{{Name: "pull"}}))
 	if string(refs) != `[{"name":"pull"}]` {
 		t.Errorf("imagePullSecrets: %s", refs)
 	}
-	key, _ := json.Marshal((&SecretKeySelector{Name: "es", Key: "url"}).Core())
+	key, _ := json.Marshal(Core[*corev1.SecretKeySelector](&SecretKeySelector{Name: "es", Key: "url"}))
 	if string(key) != `{"name":"es","key":"url"}` {
 		t.Errorf("secretKeyRef: %s", key)
 	}
-	if CoreTolerations(nil) != nil || StringMap[LabelValue](nil) != nil || (*SecretKeySelector)(nil).Core() != nil {
+	selector, _ := json.Marshal(Core[map[string]string](map[string]LabelValue{"disk": "ssd"}))
+	if string(selector) != `{"disk":"ssd"}` {
+		t.Errorf("nodeSelector: %s", selector)
+	}
+	if Core[[]corev1.Toleration]([]Toleration(nil)) != nil || Core[map[string]string](map[string]LabelValue(nil)) != nil || Core[*corev1.SecretKeySelector]((*SecretKeySelector)(nil)) != nil {
 		t.Error("nil converts to non-nil")
 	}
 }

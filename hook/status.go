@@ -77,18 +77,6 @@ type statusFacts struct {
 	notes   []string
 }
 
-// specErrors are what SpecApplied=False names, the first one giving its
-// reason: a refused config, which holds the pods, comes first.
-func (f statusFacts) specErrors() []*fieldError {
-	var errs []*fieldError
-	if f.pods.configError != nil {
-		errs = append(errs, f.pods.configError)
-	}
-	errs = append(errs, f.errors...)
-	errs = append(errs, f.elastic.errors...)
-	return append(errs, f.pods.errors...)
-}
-
 // makeStatus is computed from the observed children and the facts of the
 // answer's parts; time enters only as a condition's lastTransitionTime, and
 // only when its status changes.
@@ -175,7 +163,13 @@ func readyConditions(n instance.Names, es elasticFacts, waiting []string) (ready
 // specAppliedCondition names every spec field not in effect, or notes what
 // is applied but unwise.
 func specAppliedCondition(facts statusFacts) metav1.Condition {
-	if errs := facts.specErrors(); len(errs) > 0 {
+	errs := slices.Concat(facts.errors, facts.elastic.errors, facts.pods.errors)
+	// The first error gives the reason: a refused config, which holds the
+	// pods, comes first.
+	if facts.pods.configError != nil {
+		errs = slices.Insert(errs, 0, facts.pods.configError)
+	}
+	if len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = e.Error()

@@ -18,12 +18,7 @@ import (
 
 // snapshotsStatus reports the snapshot volume and the CronJob's last runs.
 func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *batchv1.CronJob) *v1alpha1.SnapshotsStatus {
-	st := &v1alpha1.SnapshotsStatus{Claim: claimName}
-	if claim != nil {
-		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
-			st.Capacity = c.String()
-		}
-	}
+	st := &v1alpha1.SnapshotsStatus{Claim: claimName, Capacity: capacity(claim)}
 	if cj != nil {
 		st.LastScheduleTime = cj.Status.LastScheduleTime
 		st.LastSuccessfulTime = cj.Status.LastSuccessfulTime

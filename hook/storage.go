@@ -106,14 +106,13 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 	if claim != nil {
 		current = claim.Spec.Resources.Requests[corev1.ResourceStorage]
 	}
-	want := v.size
-	switch current.Cmp(want) {
+	switch current.Cmp(v.size) {
 	case 1:
-		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", want.String(), v.claim, current.String(), current.String())}
+		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", v.size.String(), v.claim, current.String(), current.String())}
 	case -1:
 		return &fieldError{ReasonVolumeExpansionRequired, v.sizeField, fmt.Sprintf(
 			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: kubectl -n %s patch pvc %s --type merge -p '{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}'",
-			want.String(), v.claim, current.String(), namespace, v.claim, want.String())}
+			v.size.String(), v.claim, current.String(), namespace, v.claim, v.size.String())}
 	}
 	return nil
 }
@@ -124,11 +123,9 @@ func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim 
 	if !s.elastic.sizeAsked {
 		// A default size is never held against a volume: what the
 		// volume was made with is what is requested.
-		var t *corev1.PersistentVolumeClaim
+		t := claim
 		if sts != nil {
 			t = claimTemplate(sts.Spec.VolumeClaimTemplates, "data")
-		} else if claim != nil {
-			t = claim
 		}
 		if t != nil {
 			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
@@ -136,12 +133,20 @@ func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim 
 			}
 		}
 	}
-	if claim != nil {
-		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
-			st.Capacity = c.String()
-		}
-	}
+	st.Capacity = capacity(claim)
 	return st
+}
+
+// capacity is a volume's capacity, "" when it is not known.
+func capacity(claim *corev1.PersistentVolumeClaim) string {
+	if claim == nil {
+		return ""
+	}
+	c, ok := claim.Status.Capacity[corev1.ResourceStorage]
+	if !ok {
+		return ""
+	}
+	return c.String()
 }
 
 // retained: the StatefulSet's volume outlives it.

@@ -191,6 +191,8 @@ func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
 }
 
 func makeDeployment(n instance.Names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
+	template := podTemplate(n.Labels(component), withConfigVolume(r.config, podSpec(s.scheduling, c)))
+	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
 		TypeMeta:   typeDeployment,
 		ObjectMeta: objectMeta(name, n.Labels(component)),
@@ -198,13 +200,7 @@ func makeDeployment(n instance.Names, s settings, name, component string, replic
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: n.Selector(component)},
 			Strategy: strategy,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      n.Labels(component),
-					Annotations: map[string]string{annotationSecretHash: r.secretHash},
-				},
-				Spec: withConfigVolume(r.config, podSpec(s.scheduling, c)),
-			},
+			Template: template,
 		},
 	}
 }

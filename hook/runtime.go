@@ -139,10 +139,11 @@ func kubectlIn(namespace string) string {
 // admin token), else it is a note.
 func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel Related, apiRuns, signs bool) (hold *fieldError, note string) {
 	secret, key := n.API, generated[jwkKeyName]
-	// With no Secret in the spec, s.secret is "", a name byName never holds.
-	if sec := byName(rel.Secrets)[s.secret]; sec != nil {
-		if k, ok := sec.Data[jwkKeyName]; ok {
-			secret, key = s.secret, k
+	if s.secret != "" {
+		if sec := byName(rel.Secrets)[s.secret]; sec != nil {
+			if k, ok := sec.Data[jwkKeyName]; ok {
+				secret, key = s.secret, k
+			}
 		}
 	}
 	if len(key) >= minLoginKey {

@@ -168,13 +168,6 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 	return &fieldError{ReasonLoginKeyTooShort, "", message}, ""
 }
 
-// stickyLogins: with OIDC, each API process keeps its logins' state in
-// memory (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
-// must reach the replica that began it.
-func stickyLogins(s settings, oidc bool) bool {
-	return oidc && s.apiReplicas > 1
-}
-
 // ingressAffinityNote tells what the hook cannot choose: an Ingress
 // controller sends traffic to the pods itself, past the Service's affinity,
 // and each has its own annotations for it. Only the one it names is known

@@ -62,11 +62,6 @@ const (
 // maxConditionMessage is half a condition message's maxLength (32,768).
 const maxConditionMessage = 16384
 
-const (
-	stateReady      = "Ready"
-	stateInProgress = "In Progress"
-)
-
 // statusFacts is what the parts of an answer learned that the observed
 // children do not say: Elasticsearch's (elastic.go), the pods' (pods.go),
 // and what the spec itself could not apply or applied with a note.
@@ -89,10 +84,10 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 		case !enabled:
 			return off
 		case ready:
-			return stateReady
+			return "Ready"
 		}
 		waiting = append(waiting, name)
-		return stateInProgress
+		return "In Progress"
 	}
 	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
 	st.Elastic = component("elastic", statefulSetReady(sts), !es.external, "External")
@@ -101,10 +96,10 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 	// A workload's image is said once its rollout is complete.
 	var v v1alpha1.Versions
 	if deploymentReady(api) {
-		v.Monocle = firstImage(api.Spec.Template)
+		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
 	}
 	if statefulSetReady(sts) {
-		v.Elasticsearch = firstImage(sts.Spec.Template)
+		v.Elasticsearch = firstImage(sts.Spec.Template.Spec.Containers)
 	}
 	if v != (v1alpha1.Versions{}) {
 		st.Versions = &v
@@ -183,12 +178,12 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 	return c
 }
 
-// firstImage is the image of a pod template's first container.
-func firstImage(t corev1.PodTemplateSpec) string {
-	if len(t.Spec.Containers) == 0 {
+// firstImage is the image of a pod's first container.
+func firstImage(containers []corev1.Container) string {
+	if len(containers) == 0 {
 		return ""
 	}
-	return t.Spec.Containers[0].Image
+	return containers[0].Image
 }
 
 // refused is the SpecApplied condition when the spec, or the config the

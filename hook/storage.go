@@ -47,17 +47,6 @@ type volumeAsked struct {
 	class, classField string
 }
 
-// volumesAsked are the data volume, and the snapshot volume when snapshots
-// are on.
-func volumesAsked(n instance.Names, s settings) []volumeAsked {
-	v := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
-	if snap := s.snapshots; snap != nil {
-		v = append(v, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
-			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
-	}
-	return v
-}
-
 // dataClaimFor is the data volume's claim template for a new StatefulSet.
 // volume, when not nil, is the data volume the StatefulSet will mount again
 // (its StatefulSet was recreated, or Elasticsearch comes back from external):
@@ -83,8 +72,14 @@ func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.Persi
 // claim (the StorageClass must allow expansion), shrinking and a class
 // change are refused. claims are the related PVCs, by name.
 func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*fieldError {
+	// The data volume, and the snapshot volume when snapshots are on.
+	asked := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
+	if snap := s.snapshots; snap != nil {
+		asked = append(asked, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
+			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
+	}
 	var errs []*fieldError
-	for _, v := range volumesAsked(n, s) {
+	for _, v := range asked {
 		if e := volumeChange(namespace, v, claimTemplate(sts.Spec.VolumeClaimTemplates, v.template), claims[v.claim]); e != nil {
 			errs = append(errs, e)
 		}

@@ -143,9 +143,3 @@ func capacity(claim *corev1.PersistentVolumeClaim) string {
 	}
 	return c.String()
 }
-
-// retained: the StatefulSet's volume outlives it.
-func retained(sts *appsv1.StatefulSet) bool {
-	p := sts.Spec.PersistentVolumeClaimRetentionPolicy
-	return p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType
-}

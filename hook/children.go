@@ -1,6 +1,8 @@
 package hook
 
 import (
+	"cmp"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -116,10 +118,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 				WhenDeleted: whenDeleted,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: n.Labels(componentElastic)},
-				Spec:       podSpec(s.scheduling, c),
-			},
+			Template:             podTemplate(n.Labels(componentElastic), podSpec(s.scheduling, c)),
 			VolumeClaimTemplates: templates,
 		},
 	}
@@ -185,18 +184,15 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 // which makes them the hook's; then they are left out, so removed, with
 // Recreate.
 func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
-	recreate := appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-	if observed == nil {
-		return recreate
+	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, "spec", "strategy", "rollingUpdate") {
+		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
-	current := observed.Spec.Strategy
-	if current.RollingUpdate == nil || lastAppliedHas(observed, "spec", "strategy", "rollingUpdate") {
-		return recreate
-	}
-	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: current.RollingUpdate}
+	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: observed.Spec.Strategy.RollingUpdate}
 }
 
 func makeDeployment(n instance.Names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
+	template := podTemplate(n.Labels(component), withConfigVolume(r.config, podSpec(s.scheduling, c)))
+	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
 		TypeMeta:   typeDeployment,
 		ObjectMeta: objectMeta(name, n.Labels(component)),
@@ -204,13 +200,7 @@ func makeDeployment(n instance.Names, s settings, name, component string, replic
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: n.Selector(component)},
 			Strategy: strategy,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      n.Labels(component),
-					Annotations: map[string]string{annotationSecretHash: r.secretHash},
-				},
-				Spec: withConfigVolume(r.config, podSpec(s.scheduling, c)),
-			},
+			Template: template,
 		},
 	}
 }
@@ -243,15 +233,10 @@ func secretEnv(name string) corev1.EnvFromSource {
 // elasticURLEnv points at the managed Elasticsearch, at an external URL, or
 // at a Secret key holding one (with credentials: never in the spec).
 func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
-	e := corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.url}
-	switch {
-	case s.elastic.urlSecret != nil:
-		e.Value = ""
-		e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}
-	case s.elastic.url == "":
-		e.Value = n.ElasticURL()
+	if s.elastic.urlSecret != nil {
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}}
 	}
-	return e
+	return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: cmp.Or(s.elastic.url, n.ElasticURL())}
 }
 
 // makeUpdateIdentsJob re-attributes changes to the config's idents. Its name
@@ -277,10 +262,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 		ObjectMeta: objectMeta(n.UpdateIdentsJob(identsHash), n.Labels(componentUpdateIdents)),
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(3)),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: n.Labels(componentUpdateIdents)},
-				Spec:       spec,
-			},
+			Template:     podTemplate(n.Labels(componentUpdateIdents), spec),
 		},
 	}
 	if observed != nil {
@@ -320,6 +302,11 @@ func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLSSecretName}}
 	}
 	return ing
+}
+
+// podTemplate is a pod template of the given labels.
+func podTemplate(labels map[string]string, spec corev1.PodSpec) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
 }
 
 // podSpec is the restricted pod of a Monocle's image, scheduled as asked;

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,26 +131,17 @@ func configFits(text string) error {
 // encoding/json escapes it (HTML characters too), counted without encoding.
 func jsonEscapedLen(s string) int {
 	n := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			switch {
-			case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
-				n += 2
-			case b < 0x20 || b == '<' || b == '>' || b == '&':
-				n += 6 // \u00XX
-			default:
-				n++
-			}
-			i++
-			continue
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+			n += 6 // \u00XX, \u2028, \u2029
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd"):
+			n += 6 // an invalid byte, written \ufffd
+		default:
+			n += utf8.RuneLen(r)
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			n += 6 // \ufffd, \u2028, \u2029
-		} else {
-			n += size
-		}
-		i += size
 	}
 	return n
 }

@@ -275,7 +275,7 @@ func TestConfigSizeBound(t *testing.T) {
 // jsonEscapedLen counts what encoding/json writes, for every byte value and
 // the characters it escapes specially.
 func TestJSONEscapedLen(t *testing.T) {
-	inputs := []string{"", "plain", "a\"b\\c", "<script>&", "\u2028\u2029", "é中😀", "\xff\xfe", "\x00\x01\x1f\b\f\n\r\t"}
+	inputs := []string{"", "plain", "a\"b\\c", "<script>&", "\u2028\u2029", "é中😀", "\xff\xfe", "\ufffd\xed\xa0\x80", "\x00\x01\x1f\b\f\n\r\t"}
 	for b := range 256 {
 		inputs = append(inputs, string([]byte{byte(b)}), "x"+string([]byte{byte(b)})+"é")
 	}

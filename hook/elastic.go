@@ -121,7 +121,7 @@ func elasticStepFor(s settings, sts *appsv1.StatefulSet, claims map[string]*core
 // Pending, or Running and Ready; the garbage collector would delete a claim
 // that still has it).
 func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) string {
-	if !retained(sts) {
+	if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 		return "its volumes are set to Retain first"
 	}
 	if sts.Status.ObservedGeneration < sts.Generation {

@@ -50,30 +50,20 @@ type observedChild struct {
 // order) then by name.
 func (c Children) all() []observedChild {
 	var out []observedChild
-	add := func(typ metav1.TypeMeta, objs []metav1.Object) {
-		for _, o := range objs {
-			out = append(out, observedChild{o, typ})
-		}
-	}
-	add(typeSecret, sortedObjects(c.Secrets))
-	add(typeConfigMap, sortedObjects(c.ConfigMaps))
-	add(typeService, sortedObjects(c.Services))
-	add(typeStatefulSet, sortedObjects(c.StatefulSets))
-	add(typeDeployment, sortedObjects(c.Deployments))
-	add(typeJob, sortedObjects(c.Jobs))
-	add(typeCronJob, sortedObjects(c.CronJobs))
-	add(typeIngress, sortedObjects(c.Ingresses))
-	return out
+	out = appendSorted(out, typeSecret, c.Secrets)
+	out = appendSorted(out, typeConfigMap, c.ConfigMaps)
+	out = appendSorted(out, typeService, c.Services)
+	out = appendSorted(out, typeStatefulSet, c.StatefulSets)
+	out = appendSorted(out, typeDeployment, c.Deployments)
+	out = appendSorted(out, typeJob, c.Jobs)
+	out = appendSorted(out, typeCronJob, c.CronJobs)
+	return appendSorted(out, typeIngress, c.Ingresses)
 }
 
-// sortedObjects lists the objects of a map keyed by name, by name.
-func sortedObjects[T any, P interface {
-	*T
-	metav1.Object
-}](m map[string]P) []metav1.Object {
-	out := make([]metav1.Object, 0, len(m))
+// appendSorted appends the objects of a map keyed by name, by name.
+func appendSorted[P metav1.Object](out []observedChild, typ metav1.TypeMeta, m map[string]P) []observedChild {
 	for _, name := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, m[name])
+		out = append(out, observedChild{m[name], typ})
 	}
 	return out
 }

@@ -65,7 +65,10 @@ func podChildren(namespace string, n instance.Names, s settings, obs Children, r
 	for _, w := range cfg.warnings {
 		facts.notes = append(facts.notes, w.String())
 	}
-	if stickyLogins(s, cfg.oidc) {
+	// With OIDC, each API process keeps its logins' state in memory
+	// (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
+	// must reach the replica that began it.
+	if cfg.oidc && s.apiReplicas > 1 {
 		clientIPAffinity(apiService)
 		if note := ingressAffinityNote(s); note != "" {
 			facts.notes = append(facts.notes, note)

@@ -35,13 +35,6 @@ const minLoginKey = 64
 // listed caps the crawlers and variables a message names.
 const listed = 5
 
-// tokenSecret is the Secret a token goes in: the user's own when the spec
-// names one (the pods read it too), else the generated one, whose keys the
-// hook keeps.
-func tokenSecret(n instance.Names, s settings) string {
-	return cmp.Or(s.secret, n.API)
-}
-
 // missingTokens holds the crawler when a missing token would make its
 // process exit (hold), and notes those that only skip their crawler. A
 // crawler that is off reads no token.
@@ -57,7 +50,9 @@ func missingTokens(namespace string, n instance.Names, s settings, tokens monocl
 			skips = append(skips, m)
 		}
 	}
-	secret := tokenSecret(n, s)
+	// A token goes in the user's own Secret when the spec names one (the
+	// pods read it too), else in the generated one, whose keys the hook keeps.
+	secret := cmp.Or(s.secret, n.API)
 	if tokens.Exits {
 		held := "no crawler is made"
 		if crawlerRuns {
@@ -171,13 +166,6 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 		return nil, message
 	}
 	return &fieldError{ReasonLoginKeyTooShort, "", message}, ""
-}
-
-// stickyLogins: with OIDC, each API process keeps its logins' state in
-// memory (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
-// must reach the replica that began it.
-func stickyLogins(s settings, oidc bool) bool {
-	return oidc && s.apiReplicas > 1
 }
 
 // ingressAffinityNote tells what the hook cannot choose: an Ingress

@@ -7,16 +7,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // secretData keeps every observed key of the generated Secret (an admin's
 // provider tokens and own keys too) and generates, once, the keys Monocle
 // needs that are missing: the crawlers' API key, and the key every API
 // replica signs logins with (Monocle wants 64 characters or more).
-func secretData(observed map[string][]byte, random io.Reader) (map[string][]byte, error) {
-	data := maps.Clone(observed)
-	if data == nil {
-		data = map[string][]byte{}
+func secretData(observed *corev1.Secret, random io.Reader) (map[string][]byte, error) {
+	data := map[string][]byte{}
+	if observed != nil {
+		maps.Copy(data, observed.Data)
 	}
 	for _, k := range []struct {
 		name   string

@@ -196,8 +196,6 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 		// It only waits on HTTP answers.
 		Resources: instance.Resources("10m", "32Mi", "64Mi"),
 	}
-	pod := scheduled(instance.HookJobPod(c), s.scheduling)
-
 	labels := n.Labels(componentSnapshots)
 	cj := &batchv1.CronJob{
 		TypeMeta:   typeCronJob,
@@ -221,10 +219,7 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 					// Past every attempt's own --timeout: the command's
 					// error is what ends a run, this only a hung one.
 					ActiveDeadlineSeconds: ptr.To(int64((snapshotAttempts*snapshotTimeout + 5*time.Minute) / time.Second)),
-					Template: corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Labels: labels},
-						Spec:       pod,
-					},
+					Template:              podTemplate(labels, scheduled(instance.HookJobPod(c), s.scheduling)),
 				},
 			},
 		},

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -61,11 +62,6 @@ const (
 // maxConditionMessage is half a condition message's maxLength (32,768).
 const maxConditionMessage = 16384
 
-const (
-	stateReady      = "Ready"
-	stateInProgress = "In Progress"
-)
-
 // statusFacts is what the parts of an answer learned that the observed
 // children do not say: Elasticsearch's (elastic.go), the pods' (pods.go),
 // and what the spec itself could not apply or applied with a note.
@@ -74,18 +70,6 @@ type statusFacts struct {
 	pods    podFacts
 	errors  []*fieldError
 	notes   []string
-}
-
-// specErrors are what SpecApplied=False names, the first one giving its
-// reason: a refused config, which holds the pods, comes first.
-func (f statusFacts) specErrors() []*fieldError {
-	var errs []*fieldError
-	if f.pods.configError != nil {
-		errs = append(errs, f.pods.configError)
-	}
-	errs = append(errs, f.errors...)
-	errs = append(errs, f.elastic.errors...)
-	return append(errs, f.pods.errors...)
 }
 
 // makeStatus is computed from the observed children and the facts of the
@@ -100,16 +84,24 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 		case !enabled:
 			return off
 		case ready:
-			return stateReady
+			return "Ready"
 		}
 		waiting = append(waiting, name)
-		return stateInProgress
+		return "In Progress"
 	}
 	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
 	st.Elastic = component("elastic", statefulSetReady(sts), !es.external, "External")
 	st.API = component("api", deploymentReady(api), true, "")
 	st.Crawler = component("crawler", deploymentReady(obs.Deployments[n.Crawler]), pods.crawler, "Disabled")
-	if v := (v1alpha1.Versions{Monocle: runningImage(api), Elasticsearch: runningImage(sts)}); v != (v1alpha1.Versions{}) {
+	// A workload's image is said once its rollout is complete.
+	var v v1alpha1.Versions
+	if deploymentReady(api) {
+		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
+	}
+	if statefulSetReady(sts) {
+		v.Elasticsearch = firstImage(sts.Spec.Template.Spec.Containers)
+	}
+	if v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
 	ready, progressing := readyConditions(n, es, waiting)
@@ -166,7 +158,13 @@ func readyConditions(n instance.Names, es elasticFacts, waiting []string) (ready
 // specAppliedCondition names every spec field not in effect, or notes what
 // is applied but unwise.
 func specAppliedCondition(facts statusFacts) metav1.Condition {
-	if errs := facts.specErrors(); len(errs) > 0 {
+	errs := slices.Concat(facts.errors, facts.elastic.errors, facts.pods.errors)
+	// The first error gives the reason: a refused config, which holds the
+	// pods, comes first.
+	if facts.pods.configError != nil {
+		errs = slices.Insert(errs, 0, facts.pods.configError)
+	}
+	if len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = e.Error()
@@ -180,21 +178,8 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 	return c
 }
 
-// runningImage is a workload's image once its rollout is complete.
-func runningImage(w any) string {
-	var containers []corev1.Container
-	switch o := w.(type) {
-	case *appsv1.Deployment:
-		if !deploymentReady(o) {
-			return ""
-		}
-		containers = o.Spec.Template.Spec.Containers
-	case *appsv1.StatefulSet:
-		if !statefulSetReady(o) {
-			return ""
-		}
-		containers = o.Spec.Template.Spec.Containers
-	}
+// firstImage is the image of a pod's first container.
+func firstImage(containers []corev1.Container) string {
 	if len(containers) == 0 {
 		return ""
 	}
@@ -233,12 +218,11 @@ func identsCondition(pods podFacts) metav1.Condition {
 }
 
 // transitionTime keeps a condition's lastTransitionTime while its status is
-// unchanged, so the status is the same from one sync to the next.
+// unchanged, so the status is the same from one sync to the next. (The CRD
+// makes conditions a map by type: one of each.)
 func transitionTime(current []metav1.Condition, c metav1.Condition, now func() time.Time) metav1.Time {
-	for _, old := range current {
-		if old.Type == c.Type && old.Status == c.Status && !old.LastTransitionTime.IsZero() {
-			return old.LastTransitionTime
-		}
+	if old := meta.FindStatusCondition(current, c.Type); old != nil && old.Status == c.Status && !old.LastTransitionTime.IsZero() {
+		return old.LastTransitionTime
 	}
 	return metav1.NewTime(now().UTC().Truncate(time.Second))
 }
@@ -249,7 +233,7 @@ func statefulSetReady(s *appsv1.StatefulSet) bool {
 	if s == nil {
 		return false
 	}
-	want := replicas(s.Spec.Replicas)
+	want := ptr.Deref(s.Spec.Replicas, 1)
 	return s.Status.ObservedGeneration >= s.Generation &&
 		s.Status.UpdatedReplicas >= want && s.Status.ReadyReplicas >= want
 }
@@ -259,23 +243,13 @@ func deploymentReady(d *appsv1.Deployment) bool {
 	if d == nil {
 		return false
 	}
-	want := replicas(d.Spec.Replicas)
+	want := ptr.Deref(d.Spec.Replicas, 1)
 	return d.Status.ObservedGeneration >= d.Generation &&
 		d.Status.UpdatedReplicas >= want && d.Status.AvailableReplicas >= want
 }
 
-func replicas(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
-}
-
 func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range j.Status.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return c.Type == t && c.Status == corev1.ConditionTrue
+	})
 }

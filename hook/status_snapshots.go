@@ -18,12 +18,7 @@ import (
 
 // snapshotsStatus reports the snapshot volume and the CronJob's last runs.
 func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *batchv1.CronJob) *v1alpha1.SnapshotsStatus {
-	st := &v1alpha1.SnapshotsStatus{Claim: claimName}
-	if claim != nil {
-		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
-			st.Capacity = c.String()
-		}
-	}
+	st := &v1alpha1.SnapshotsStatus{Claim: claimName, Capacity: capacity(claim)}
 	if cj != nil {
 		st.LastScheduleTime = cj.Status.LastScheduleTime
 		st.LastSuccessfulTime = cj.Status.LastSuccessfulTime
@@ -56,10 +51,7 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %s: %v", cj.Name, quote(cj.Spec.Schedule), err)
 		return c
 	}
-	var success time.Time
-	if t := cj.Status.LastSuccessfulTime; t != nil {
-		success = t.Time
-	}
+	success := ptr.Deref(cj.Status.LastSuccessfulTime, metav1.Time{}).Time
 	lastRun := lastRunNote(namespace, cj, success)
 	due := secondToLastScheduled(sched, now)
 	switch {
@@ -88,8 +80,7 @@ func lastRunNote(namespace string, cj *batchv1.CronJob, success time.Time) strin
 	if sched == nil || len(cj.Status.Active) > 0 || (!success.IsZero() && success.After(sched.Time)) {
 		return ""
 	}
-	job := snapshotJobName(cj.Name, sched.Time)
-	return fmt.Sprintf("; the run scheduled at %s did not succeed: kubectl -n %s logs job/%s", formatTime(sched.Time), namespace, job)
+	return fmt.Sprintf("; the run scheduled at %s did not succeed: kubectl -n %s logs job/%s", formatTime(sched.Time), namespace, snapshotJobName(cj.Name, sched.Time))
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -47,17 +47,6 @@ type volumeAsked struct {
 	class, classField string
 }
 
-// volumesAsked are the data volume, and the snapshot volume when snapshots
-// are on.
-func volumesAsked(n instance.Names, s settings) []volumeAsked {
-	v := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
-	if snap := s.snapshots; snap != nil {
-		v = append(v, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
-			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
-	}
-	return v
-}
-
 // dataClaimFor is the data volume's claim template for a new StatefulSet.
 // volume, when not nil, is the data volume the StatefulSet will mount again
 // (its StatefulSet was recreated, or Elasticsearch comes back from external):
@@ -83,8 +72,14 @@ func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.Persi
 // claim (the StorageClass must allow expansion), shrinking and a class
 // change are refused. claims are the related PVCs, by name.
 func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*fieldError {
+	// The data volume, and the snapshot volume when snapshots are on.
+	asked := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
+	if snap := s.snapshots; snap != nil {
+		asked = append(asked, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
+			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
+	}
 	var errs []*fieldError
-	for _, v := range volumesAsked(n, s) {
+	for _, v := range asked {
 		if e := volumeChange(namespace, v, claimTemplate(sts.Spec.VolumeClaimTemplates, v.template), claims[v.claim]); e != nil {
 			errs = append(errs, e)
 		}
@@ -106,14 +101,13 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 	if claim != nil {
 		current = claim.Spec.Resources.Requests[corev1.ResourceStorage]
 	}
-	want := v.size
-	switch current.Cmp(want) {
+	switch current.Cmp(v.size) {
 	case 1:
-		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", want.String(), v.claim, current.String(), current.String())}
+		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", v.size.String(), v.claim, current.String(), current.String())}
 	case -1:
 		return &fieldError{ReasonVolumeExpansionRequired, v.sizeField, fmt.Sprintf(
 			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: kubectl -n %s patch pvc %s --type merge -p '{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}'",
-			want.String(), v.claim, current.String(), namespace, v.claim, want.String())}
+			v.size.String(), v.claim, current.String(), namespace, v.claim, v.size.String())}
 	}
 	return nil
 }
@@ -124,11 +118,9 @@ func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim 
 	if !s.elastic.sizeAsked {
 		// A default size is never held against a volume: what the
 		// volume was made with is what is requested.
-		var t *corev1.PersistentVolumeClaim
+		t := claim
 		if sts != nil {
 			t = claimTemplate(sts.Spec.VolumeClaimTemplates, "data")
-		} else if claim != nil {
-			t = claim
 		}
 		if t != nil {
 			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
@@ -136,16 +128,18 @@ func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim 
 			}
 		}
 	}
-	if claim != nil {
-		if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
-			st.Capacity = c.String()
-		}
-	}
+	st.Capacity = capacity(claim)
 	return st
 }
 
-// retained: the StatefulSet's volume outlives it.
-func retained(sts *appsv1.StatefulSet) bool {
-	p := sts.Spec.PersistentVolumeClaimRetentionPolicy
-	return p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+// capacity is a volume's capacity, "" when it is not known.
+func capacity(claim *corev1.PersistentVolumeClaim) string {
+	if claim == nil {
+		return ""
+	}
+	c, ok := claim.Status.Capacity[corev1.ResourceStorage]
+	if !ok {
+		return ""
+	}
+	return c.String()
 }

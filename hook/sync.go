@@ -102,11 +102,7 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 // refuse, a missing object, a volume that must be grown by hand) is a
 // condition, and holds only the children it concerns.
 func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Related, env Env) (*SyncResponse, error) {
-	var observedSecret map[string][]byte
-	if sec := obs.Secrets[n.API]; sec != nil {
-		observedSecret = sec.Data
-	}
-	secret, err := secretData(observedSecret, env.Rand)
+	secret, err := secretData(obs.Secrets[n.API], env.Rand)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -401,12 +402,10 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 	})
 }
 
+// handlerOf is the handler label of a request's path.
 func handlerOf(path string) string {
-	switch path {
-	case "/sync":
-		return handlerSync
-	case "/customize":
-		return handlerCustomize
+	if h := strings.TrimPrefix(path, "/"); h == handlerSync || h == handlerCustomize {
+		return h
 	}
 	return "other"
 }

@@ -84,7 +84,7 @@ func (r *certReloader) reload() {
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		// Often the certificate is written before its key: the pair loads
-		// once the key is written too, which changes the digest again.
+		// once the key is written too, which changes the files again.
 		r.log.Warn("TLS key pair changed but does not load: keeping the current certificate",
 			"certFile", r.certFile, "keyFile", r.keyFile, "error", err.Error())
 		return

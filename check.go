@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/change-metrics/monocle-hook/hook"
@@ -19,26 +18,17 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	file := fs.String("f", "", "kubectl get monocles,configmaps,secrets -A -o yaml, or - for standard input")
 	if err := parseSubcommand(fs, args, "check -f objects.yaml", stdout, stderr); err != nil {
-		return exitCode(err)
+		return exitCode(stderr, "monocle-hook check", err)
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "monocle-hook check:", err)
 		return 2
 	}
-	if *file == "" {
-		return fail(errors.New("-f is required"))
-	}
-	in := stdin
-	if *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			return fail(err)
-		}
-		defer f.Close()
-		in = f
-	}
-	objects, err := io.ReadAll(io.LimitReader(in, 1<<30))
-	if err != nil {
+	objects, err := readInput("check", *file, stdin, stderr)
+	switch {
+	case errors.Is(err, errUsage):
+		return 2
+	case err != nil:
 		return fail(err)
 	}
 	rep, err := hook.Check(objects, hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()})

@@ -56,17 +56,15 @@ type limitedConn struct {
 	net.Conn
 	l    *connLimit
 	pool *connPool
-	once sync.Once
 }
 
+// Close gives the connection's place back; once given, a second Close
+// deletes nothing.
 func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.l.mu.Lock()
-		defer c.l.mu.Unlock()
-		delete(c.pool.conns, c)
-	})
-	return err
+	c.l.mu.Lock()
+	delete(c.pool.conns, c)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
 }
 
 func (l *connLimit) Accept() (net.Conn, error) {

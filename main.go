@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"syscall"
 	"time"
 
@@ -27,6 +28,9 @@ import (
 	commonversion "github.com/prometheus/common/version"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/janitorjob"
+	"github.com/change-metrics/monocle-hook/internal/restorejob"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // version and commit are stamped by the Makefile and the image build with
@@ -64,75 +68,65 @@ Flags:
 `
 
 func main() {
-	if len(os.Args) > 1 {
-		if code, ok := subcommand(os.Args[1], os.Args[2:]); ok {
-			os.Exit(code)
-		}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	err := serve(ctx, os.Args[1:], os.Stderr, nil)
-	switch {
-	case errors.Is(err, errExit):
-	case errors.Is(err, errUsage):
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "monocle-hook:", err)
-		os.Exit(1)
-	}
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// parseSubcommand parses a subcommand's flags: -h and --help print its
-// usage to stdout (errExit), a wrong flag the error and the usage to
-// stderr (errUsage).
-func parseSubcommand(fs *flag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) error {
-	var out bytes.Buffer
-	fs.SetOutput(&out)
-	fs.Usage = func() { fmt.Fprintf(fs.Output(), "Usage: monocle-hook %s\n\nFlags:\n", synopsis); fs.PrintDefaults() }
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		io.Copy(stdout, &out)
-		return errExit
-	case err != nil:
-		io.Copy(stderr, &out)
-		return errUsage
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "monocle-hook %s: unexpected arguments: %q\n", fs.Name(), fs.Args())
-		return errUsage
+// run runs the subcommand args name, or serves the hook when they name
+// none, and gives the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	name, rest := "", args
+	if len(args) > 0 {
+		name, rest = args[0], args[1:]
 	}
-	return nil
-}
-
-// subcommand runs the named subcommand and gives its exit code; ok is false
-// when name is none, and the hook serves.
-func subcommand(name string, args []string) (code int, ok bool) {
+	exit := func(err error) int { return exitCode(stderr, "monocle-hook "+name, err) }
+	// --help answers on stdout: the Job and snapshot commands print their
+	// usage on what they are given as stderr.
+	usageOut := stderr
+	if slices.ContainsFunc(rest, func(a string) bool { return a == "-h" || a == "-help" || a == "--h" || a == "--help" }) {
+		usageOut = stdout
+	}
 	switch name {
 	case "help":
-		_, err := parseFlags([]string{"--help"}, os.Stdout, os.Stderr)
-		return exitCode(err), true
+		_, err := parseFlags([]string{"--help"}, stdout, stderr)
+		return exit(err)
 	case "version":
-		fmt.Println(versionLine())
-		return 0, true
+		fmt.Fprintln(stdout, versionLine())
+		return 0
 	case "render":
-		err := render(args, os.Stdin, os.Stdout, os.Stderr)
-		if err != nil && !errors.Is(err, errExit) && !errors.Is(err, errUsage) {
-			fmt.Fprintln(os.Stderr, "monocle-hook render:", err)
-		}
-		return exitCode(err), true
+		return exit(render(rest, stdin, stdout, stderr))
 	case "check":
-		return check(args, os.Stdin, os.Stdout, os.Stderr), true
+		return check(rest, stdin, stdout, stderr)
+	case "restore-job":
+		return exit(restorejob.Run(rest, stdout, usageOut, version))
+	case "janitor-job":
+		return exit(janitorjob.Run(rest, stdin, stdout, usageOut))
 	}
-	return runSnapshotCommand(append([]string{name}, args...), os.Stdout, os.Stderr)
+	// SIGTERM (the pod or the Job deleted, the Job's deadline passed) drains
+	// the hook, and ends a snapshot's or a restore's requests in flight: the
+	// run fails, and says so.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	switch name {
+	case "snapshot":
+		return exit(snapshot.RunSnapshot(ctx, rest, usageOut, time.Now))
+	case "restore":
+		return exit(snapshot.RunRestore(ctx, rest, usageOut))
+	}
+	return exitCode(stderr, "monocle-hook", serve(ctx, args, stderr, nil))
 }
 
-// exitCode is a command's: 0 when it succeeded or answered --help, 2 for
-// a usage error, else 1.
-func exitCode(err error) int {
+// exitCode is a command's exit code, once it has said err on stderr unless
+// the command said it already: 0 when the command succeeded or answered
+// --help, 2 for a usage error, else 1.
+func exitCode(stderr io.Writer, command string, err error) int {
 	switch {
-	case err == nil, errors.Is(err, errExit):
+	case err == nil, errors.Is(err, errExit), errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", command, err)
+	if errors.Is(err, snapshot.ErrUsage) {
 		return 2
 	}
 	return 1
@@ -144,6 +138,56 @@ var (
 	// errUsage: the flags were wrong, and said so with the usage.
 	errUsage = errors.New("usage")
 )
+
+// parse parses fs's flags: -h and --help print its usage to stdout
+// (errExit), a wrong flag the error and the usage to stderr (errUsage).
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		io.Copy(stdout, &out)
+		return errExit
+	case err != nil:
+		io.Copy(stderr, &out)
+		return errUsage
+	}
+	return nil
+}
+
+// parseSubcommand parses a subcommand's flags as parse does; arguments
+// left over are a usage error too.
+func parseSubcommand(fs *flag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) error {
+	fs.Usage = func() { fmt.Fprintf(fs.Output(), "Usage: monocle-hook %s\n\nFlags:\n", synopsis); fs.PrintDefaults() }
+	if err := parse(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "monocle-hook %s: unexpected arguments: %q\n", fs.Name(), fs.Args())
+		return errUsage
+	}
+	return nil
+}
+
+// readInput reads the file -f names, or stdin for -; without -f, it says
+// so on stderr and is a usage error.
+func readInput(command, file string, stdin io.Reader, stderr io.Writer) ([]byte, error) {
+	if file == "" {
+		fmt.Fprintf(stderr, "monocle-hook %s: -f is required\n", command)
+		return nil, errUsage
+	}
+	in := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	return io.ReadAll(io.LimitReader(in, 1<<30))
+}
 
 // options are the serving flags.
 type options struct {
@@ -162,8 +206,6 @@ type options struct {
 func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("monocle-hook", flag.ContinueOnError)
-	var out bytes.Buffer
-	fs.SetOutput(&out)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	fs.StringVar(&o.listen, "listen", ":8080", "address to serve the hook, health and metrics on")
 	fs.DurationVar(&o.drain, "shutdown-timeout", 20*time.Second, "how long in-flight syncs may take to finish on SIGTERM")
@@ -176,13 +218,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxConnections, "max-connections", 128, "the most connections held at once (the idle one longest is closed to make room); 16 more are kept for the health endpoints and /metrics")
 	fs.StringVar(&o.image, "image", hookImage(), "the hook's own image, which runs the Monocles' snapshot CronJobs (the chart passes its own)")
 	showVersion := fs.Bool("version", false, "print the version, the commit and the Go version, and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			io.Copy(stdout, &out)
-			return o, errExit
-		}
-		io.Copy(stderr, &out)
-		return o, errUsage
+	if err := parse(fs, args, stdout, stderr); err != nil {
+		return o, err
 	}
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
@@ -250,40 +287,37 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	reg.MustRegister(versioncollector.NewCollector("monocle_hook"))
 	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, reg,
 		hook.Options{MemoryBudget: o.memory.budget})
-	httpServer := newHTTPServer(o.listen, srv.Handler(), tlsConf, log)
-
 	tcp, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
 	listener := newConnLimit(tcp, o.maxConnections)
+	httpServer := newHTTPServer(srv.Handler(), tlsConf, log)
 	httpServer.ConnState, httpServer.ConnContext = listener.connState, listener.connContext
-	errc := make(chan error, 1)
-	go func() {
-		if tlsConf != nil {
-			// The key pair comes from TLSConfig.GetCertificate.
-			errc <- httpServer.ServeTLS(listener, "", "")
-			return
-		}
-		errc <- httpServer.Serve(listener)
-	}()
 	log.Info("serving", "address", listener.Addr().String(), "https", tlsConf != nil, "version", version, "commit", buildCommit(),
 		"memoryBudgetBytes", o.memory.budget, "budgetFrom", o.memory.from, "goMemLimitBytes", debug.SetMemoryLimit(-1))
 	if started != nil {
 		started(listener.Addr())
 	}
-
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	drained := make(chan error, 1)
+	stop := context.AfterFunc(ctx, func() { drained <- drain(httpServer, srv, o.drain, log) })
+	defer stop()
+	if tlsConf != nil {
+		// The key pair comes from TLSConfig.GetCertificate.
+		err = httpServer.ServeTLS(listener, "", "")
+	} else {
+		err = httpServer.Serve(listener)
 	}
-	return drain(httpServer, srv, errc, o.drain, log)
+	if !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	// Serve returns as soon as the drain begins.
+	return <-drained
 }
 
 // drain lets the in-flight syncs finish, within timeout, once the process
 // is told to stop.
-func drain(httpServer *http.Server, srv *hook.Server, errc <-chan error, timeout time.Duration, log *slog.Logger) error {
+func drain(httpServer *http.Server, srv *hook.Server, timeout time.Duration, log *slog.Logger) error {
 	log.Info("shutting down: finishing in-flight syncs", "timeout", timeout.String())
 	srv.Drain()
 	// A fresh context: the signal's one is already done.
@@ -292,18 +326,14 @@ func drain(httpServer *http.Server, srv *hook.Server, errc <-chan error, timeout
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
 	log.Info("stopped")
 	return nil
 }
 
 // newHTTPServer sets every timeout: a client that is slow to send or to
 // read holds a connection only so long.
-func newHTTPServer(addr string, handler http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.Server {
+func newHTTPServer(handler http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.Server {
 	return &http.Server{
-		Addr:              addr,
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		// Under the write timeout, so that its 408 can still be written;
@@ -327,20 +357,7 @@ func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := parseSubcommand(fs, args, "render -f monocle.yaml", stdout, stderr); err != nil {
 		return err
 	}
-	if *file == "" {
-		fmt.Fprintln(stderr, "monocle-hook render: -f is required")
-		return errUsage
-	}
-	in := stdin
-	if *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-	}
-	monocle, err := io.ReadAll(in)
+	monocle, err := readInput("render", *file, stdin, stderr)
 	if err != nil {
 		return err
 	}
@@ -355,3 +372,7 @@ func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	_, err = stdout.Write(out)
 	return err
 }
+
+// hookImage is this build's own image, the default of --image: the one the
+// snapshot CronJobs run.
+func hookImage() string { return restorejob.ImageRepository + ":" + version }

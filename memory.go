@@ -43,8 +43,7 @@ type memorySettings struct {
 // the cgroup the process runs in (read in fsys, the root file system).
 func memoryFor(flagValue string, fsys fs.FS) (memorySettings, error) {
 	var m memorySettings
-	switch {
-	case flagValue != "":
+	if flagValue != "" {
 		q, err := resource.ParseQuantity(flagValue)
 		if err != nil {
 			return m, fmt.Errorf("%q is not a quantity such as 32Mi", flagValue)
@@ -53,12 +52,10 @@ func memoryFor(flagValue string, fsys fs.FS) (memorySettings, error) {
 			return m, fmt.Errorf("%s is under the least budget, 1Mi", flagValue)
 		}
 		m.budget, m.from = q.Value(), "--memory-budget"
-	default:
-		if limit, file := cgroupMemoryLimit(fsys); limit > 0 {
-			m.budget, m.from = max(limit/budgetShareOfLimit, minBudget), "a quarter of the memory limit in /"+file
-		} else {
-			m.budget, m.from = hook.DefaultMemoryBudget, "the default (no cgroup memory limit)"
-		}
+	} else if limit, file := cgroupMemoryLimit(fsys); limit > 0 {
+		m.budget, m.from = max(limit/budgetShareOfLimit, minBudget), "a quarter of the memory limit in /"+file
+	} else {
+		m.budget, m.from = hook.DefaultMemoryBudget, "the default (no cgroup memory limit)"
 	}
 	m.goMemLimit = m.budget + m.budget/2
 	return m, nil

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"crypto/sha256"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -26,7 +27,7 @@ type certReloader struct {
 
 	mu      sync.Mutex
 	cert    *tls.Certificate
-	digest  [sha256.Size]byte // of the files' contents last looked at
+	files   []byte // as last looked at (see read); nil while unreadable
 	checked time.Time
 }
 
@@ -34,7 +35,7 @@ type certReloader struct {
 // start is an error, not a server without a certificate.
 func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
 	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log, now: time.Now}
-	certPEM, keyPEM, digest, err := r.read()
+	certPEM, keyPEM, files, err := r.read()
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader,
 	if err != nil {
 		return nil, fmt.Errorf("loading %s and %s: %w", certFile, keyFile, err)
 	}
-	r.cert, r.digest, r.checked = &cert, digest, r.now()
+	r.cert, r.files, r.checked = &cert, files, r.now()
 	r.log.Info("serving TLS", certAttrs(r, &cert)...)
 	return r, nil
 }
@@ -66,24 +67,24 @@ func (r *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 // filesystem with coarse timestamps, would otherwise go unnoticed. The files
 // are small and read at most once per certCheckInterval.
 func (r *certReloader) reload() {
-	certPEM, keyPEM, digest, err := r.read()
+	certPEM, keyPEM, files, err := r.read()
 	if err != nil {
 		// Keep serving and look again at the next check; log once until
 		// the files are back.
-		if r.digest != (noFiles) {
+		if r.files != nil {
 			r.log.Warn("TLS key pair unreadable: keeping the current certificate", "error", err.Error())
-			r.digest = noFiles
+			r.files = nil
 		}
 		return
 	}
-	if digest == r.digest {
+	if bytes.Equal(files, r.files) {
 		return
 	}
-	r.digest = digest
+	r.files = files
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		// Often the certificate is written before its key: the pair loads
-		// once the key is written too, which changes the digest again.
+		// once the key is written too, which changes the files again.
 		r.log.Warn("TLS key pair changed but does not load: keeping the current certificate",
 			"certFile", r.certFile, "keyFile", r.keyFile, "error", err.Error())
 		return
@@ -92,23 +93,16 @@ func (r *certReloader) reload() {
 	r.log.Info("reloaded TLS certificate", certAttrs(r, &cert)...)
 }
 
-// noFiles is the digest recorded while the files cannot be read.
-var noFiles [sha256.Size]byte
-
-// read returns both files and a digest of the two.
-func (r *certReloader) read() (certPEM, keyPEM []byte, digest [sha256.Size]byte, err error) {
+// read returns both files, and the two as one, a NUL between them: never
+// empty, so never the nil of unreadable files.
+func (r *certReloader) read() (certPEM, keyPEM, files []byte, err error) {
 	if certPEM, err = os.ReadFile(r.certFile); err != nil {
-		return nil, nil, digest, err
+		return nil, nil, nil, err
 	}
 	if keyPEM, err = os.ReadFile(r.keyFile); err != nil {
-		return nil, nil, digest, err
+		return nil, nil, nil, err
 	}
-	h := sha256.New()
-	h.Write(certPEM)
-	h.Write([]byte{0})
-	h.Write(keyPEM)
-	copy(digest[:], h.Sum(nil))
-	return certPEM, keyPEM, digest, nil
+	return certPEM, keyPEM, slices.Concat(certPEM, []byte{0}, keyPEM), nil
 }
 
 // certAttrs describes a certificate for the log: never its key.

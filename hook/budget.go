@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math/bits"
 	"slices"
 	"sync"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
@@ -53,11 +52,8 @@ func syncCost(req *SyncRequest) int64 {
 	_ = json.Unmarshal(req.Parent.Spec, &spec)
 	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
 	// The generated ConfigMap is a source; the mounted copies are not.
-	candidates := []*corev1.ConfigMap{observe(req.Children).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]}
-	for _, cm := range req.Related.ConfigMaps {
-		candidates = append(candidates, cm)
-	}
-	for _, cm := range candidates {
+	generated := observe(req.Children).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
+	for _, cm := range append(slices.Collect(maps.Values(req.Related.ConfigMaps)), generated) {
 		if cm != nil {
 			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))
 		}

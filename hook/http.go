@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -77,8 +78,8 @@ func (s *Server) Handler() http.Handler {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, r.Method+" is not allowed here", http.StatusMethodNotAllowed)
 	})
-	r.Post("/sync", s.sync)
-	r.Post("/customize", s.customize)
+	r.Post("/sync", s.budgeted(handlerSync, s.sync))
+	r.Post("/customize", s.budgeted(handlerCustomize, s.customize))
 	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
 	r.Get("/healthz", ok)
 	r.Get("/livez", ok)
@@ -119,12 +120,31 @@ type call struct {
 	bodyBytes int
 }
 
-// onReserve answers 503 on a reserve connection: the hook holds as many
-// connections as it takes; Metacontroller retries.
-func (s *Server) onReserve(w http.ResponseWriter, r *http.Request, handler string) bool {
-	if r.Context().Value(reserveKey{}) == nil {
-		return false
+// budgeted serves /sync or /customize with serve, which answers within the
+// request's claim on the budget; on a reserve connection, it answers 503.
+func (s *Server) budgeted(handler string, serve func(*call, http.ResponseWriter, *http.Request)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(reserveKey{}) != nil {
+			s.tooManyConnections(w, handler)
+			return
+		}
+		rc := http.NewResponseController(w)
+		// An older request that needs the room this one holds while it
+		// waits for its body makes that read return at once (and the
+		// request 429).
+		interrupt := func() { rc.SetReadDeadline(time.Now()) }
+		c := &call{s: s, handler: handler, start: time.Now(), result: resultError, claim: s.budget.claim(interrupt)}
+		defer func() {
+			c.claim.release()
+			s.metrics.observe(handler, c.result, time.Since(c.start))
+		}()
+		serve(c, w, r)
 	}
+}
+
+// tooManyConnections answers 503 on a reserve connection: the hook holds
+// as many connections as it takes; Metacontroller retries.
+func (s *Server) tooManyConnections(w http.ResponseWriter, handler string) {
 	s.metrics.errors.WithLabelValues(handler, "too_many_connections").Inc()
 	s.metrics.observe(handler, resultError, 0)
 	const msg = "the hook holds as many connections as it takes; retry later\n"
@@ -134,50 +154,25 @@ func (s *Server) onReserve(w http.ResponseWriter, r *http.Request, handler strin
 		fmt.Fprintf(buf, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(msg), msg)
 		buf.Flush()
 		conn.Close()
-		return true
+		return
 	}
 	w.Header().Set("Connection", "close")
 	http.Error(w, msg, http.StatusServiceUnavailable)
-	return true
 }
 
-func (s *Server) begin(w http.ResponseWriter, handler string) *call {
-	rc := http.NewResponseController(w)
-	// An older request that needs the room this one holds while it waits
-	// for its body makes that read return at once (and the request 429).
-	interrupt := func() { rc.SetReadDeadline(time.Now()) }
-	return &call{s: s, handler: handler, start: time.Now(), result: resultError, claim: s.budget.claim(interrupt)}
-}
-
-func (c *call) end() {
-	c.claim.release()
-	c.s.metrics.observe(c.handler, c.result, time.Since(c.start))
-}
-
-func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
-	if s.onReserve(w, r, handlerSync) {
-		return
-	}
-	c := s.begin(w, handlerSync)
-	defer c.end()
+func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 	var req SyncRequest
-	if !c.decode(w, r, &req) {
+	if !c.decode(w, r, &req) || !c.checkParent(w, req.Parent) || !c.reserve(w, r.Context(), syncCost(&req)) {
 		return
 	}
 	req.Size = c.bodyBytes
-	if !c.checkParent(w, req.Parent) {
-		return
-	}
-	if !c.reserve(w, r.Context(), syncCost(&req)) {
-		return
-	}
 	env := s.env
 	env.Context = r.Context()
 	resp, err := Sync(&req, env)
 	if err != nil {
 		if r.Context().Err() != nil {
 			// The client has gone: no one reads an answer.
-			c.s.metrics.errors.WithLabelValues(handlerSync, "canceled").Inc()
+			s.metrics.errors.WithLabelValues(handlerSync, "canceled").Inc()
 			return
 		}
 		if errors.Is(err, ErrBadRequest) {
@@ -187,12 +182,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
-	body, err := json.Marshal(resp)
-	if err != nil {
-		c.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
-		return
-	}
-	if !c.answer(w, body) {
+	if !c.answer(w, resp, "") {
 		return
 	}
 	s.metrics.countChildren(resp.Children)
@@ -206,20 +196,9 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) {
 		"specApplied", conditionStatus(resp.Status, ConditionSpecApplied), "seconds", time.Since(c.start).Seconds())
 }
 
-func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
-	if s.onReserve(w, r, handlerCustomize) {
-		return
-	}
-	c := s.begin(w, handlerCustomize)
-	defer c.end()
+func (s *Server) customize(c *call, w http.ResponseWriter, r *http.Request) {
 	var req CustomizeRequest
-	if !c.decode(w, r, &req) {
-		return
-	}
-	if !c.checkParent(w, req.Parent) {
-		return
-	}
-	if !c.reserve(w, r.Context(), requestCost) {
+	if !c.decode(w, r, &req) || !c.checkParent(w, req.Parent) || !c.reserve(w, r.Context(), requestCost) {
 		return
 	}
 	resp, err := Customize(&req)
@@ -227,12 +206,7 @@ func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, http.StatusBadRequest, "malformed", err.Error())
 		return
 	}
-	body, err := json.Marshal(resp)
-	if err != nil {
-		c.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
-		return
-	}
-	if !c.answer(w, append(body, '\n')) {
+	if !c.answer(w, resp, "\n") {
 		return
 	}
 	md := req.Parent.Metadata
@@ -245,30 +219,14 @@ func (s *Server) customize(w http.ResponseWriter, r *http.Request) {
 // Content-Length announces.
 func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if r.ContentLength > MaxBodyBytes {
-		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+		c.refuse(w, &http.MaxBytesError{Limit: MaxBodyBytes})
 		return false
 	}
 	body := &pacedBody{r: http.MaxBytesReader(w, r.Body, MaxBodyBytes), rc: http.NewResponseController(w), start: time.Now()}
 	buf, err := readBody(r.Context(), body, r.ContentLength, c.claim)
 	defer putBuffer(buf)
-	var tooLarge *http.MaxBytesError
-	var netErr net.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &tooLarge):
-		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
-		return false
-	case errors.Is(err, errOverBudget), c.claim.isWounded():
-		c.overBudget(w)
-		return false
-	case errors.Is(err, errBeyondBudget):
-		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", errBeyondBudget.Error())
-		return false
-	case errors.As(err, &netErr) && netErr.Timeout():
-		c.fail(w, http.StatusRequestTimeout, "timeout", "the request body did not arrive within the read timeout")
-		return false
-	default:
-		c.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
+	if err != nil {
+		c.refuse(w, err)
 		return false
 	}
 	c.bodyBytes = len(buf)
@@ -278,7 +236,7 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", "the request holds too many JSON objects and arrays to decode within the hook's memory budget")
 		return false
 	case err != nil:
-		c.overBudget(w)
+		c.refuse(w, err)
 		return false
 	}
 	if err := json.Unmarshal(buf, v); err != nil {
@@ -286,6 +244,28 @@ func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// refuse answers a request that its body or the budget failed: 413, 429,
+// 408 or 400.
+func (c *call) refuse(w http.ResponseWriter, err error) {
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+	case errors.Is(err, errOverBudget):
+		c.overBudget(w)
+	case errors.Is(err, errBeyondBudget):
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+	case c.claim.isWounded():
+		// The read was cut for an older request.
+		c.overBudget(w)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		c.fail(w, http.StatusRequestTimeout, "timeout", "the request body did not arrive within the read timeout")
+	default:
+		c.fail(w, http.StatusBadRequest, "malformed", "reading the request body failed")
+	}
 }
 
 // BodyTimeout is the longest a request's body may take to arrive (the
@@ -326,15 +306,11 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 // reserve takes the rest of the request's cost from the budget before it
 // is computed, or answers 429 or 413.
 func (c *call) reserve(w http.ResponseWriter, ctx context.Context, n int64) bool {
-	switch err := c.claim.grow(ctx, n, true); {
-	case err == nil:
-		return true
-	case errors.Is(err, errBeyondBudget):
-		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", errBeyondBudget.Error())
-	default:
-		c.overBudget(w)
+	if err := c.claim.grow(ctx, n, true); err != nil {
+		c.refuse(w, err)
+		return false
 	}
-	return false
+	return true
 }
 
 // checkParent answers 400 unless the parent is a Monocle of the CRD's group
@@ -363,15 +339,21 @@ func quoteShort(s string) string {
 	return strconv.Quote(s)
 }
 
-// answer writes body and flushes it, so that a write that fails (a client
-// gone, the write timeout) is seen here, counted and logged as an error,
-// rather than after the handler where nothing sees it. Content-Length is
-// set, so the flush does not turn the answer into a chunked one.
-func (c *call) answer(w http.ResponseWriter, body []byte) bool {
+// answer encodes resp, then suffix, writes it and flushes it, so that a
+// write that fails (a client gone, the write timeout) is seen here,
+// counted and logged as an error, rather than after the handler where
+// nothing sees it. Content-Length is set, so the flush does not turn the
+// answer into a chunked one.
+func (c *call) answer(w http.ResponseWriter, resp any, suffix string) bool {
+	body, err := json.Marshal(resp)
+	if err != nil {
+		c.fail(w, http.StatusInternalServerError, "internal", "encoding the answer: "+err.Error())
+		return false
+	}
+	body = append(body, suffix...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	_, err := w.Write(body)
-	if err == nil {
+	if _, err = w.Write(body); err == nil {
 		if err = http.NewResponseController(w).Flush(); errors.Is(err, http.ErrNotSupported) {
 			err = nil
 		}
@@ -420,12 +402,10 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 	})
 }
 
+// handlerOf is the handler label of a request's path.
 func handlerOf(path string) string {
-	switch path {
-	case "/sync":
-		return handlerSync
-	case "/customize":
-		return handlerCustomize
+	if h := strings.TrimPrefix(path, "/"); h == handlerSync || h == handlerCustomize {
+		return h
 	}
 	return "other"
 }

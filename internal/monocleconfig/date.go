@@ -87,11 +87,14 @@ func (p *dateScanner) spaces() bool {
 }
 
 func (p *dateScanner) digits(n int) (int, bool) {
-	if p.i+n > len(p.s) || !allDigits(p.s[p.i:p.i+n], isDecimal) {
+	if p.i+n > len(p.s) {
 		return 0, false
 	}
 	v := 0
 	for _, c := range []byte(p.s[p.i : p.i+n]) {
+		if !isDecimal(c) {
+			return 0, false
+		}
 		v = v*10 + int(c-'0')
 	}
 	p.i += n

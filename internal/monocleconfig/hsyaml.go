@@ -2,6 +2,7 @@ package monocleconfig
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -42,24 +43,14 @@ func asYAML11(text []byte) []byte {
 // yamlVersion finds the version of a %YAML directive line: where it is and
 // what it is, when HsYAML reads its major as 1 (digits "." digits).
 func yamlVersion(line []byte) (at int, version []byte, ok bool) {
-	rest, found := bytes.CutPrefix(line, []byte("%YAML"))
-	if !found || len(rest) == 0 || rest[0] != ' ' && rest[0] != '\t' {
+	m := yamlDirective.FindSubmatchIndex(line)
+	if m == nil {
 		return 0, nil, false
 	}
-	trimmed := bytes.TrimLeft(rest, " \t")
-	at = len(line) - len(trimmed)
-	end := bytes.IndexAny(trimmed, " \t")
-	if end < 0 {
-		end = len(trimmed)
-	}
-	version = trimmed[:end]
-	major, minor, dot := bytes.Cut(version, []byte("."))
-	if !dot || len(major) == 0 || len(minor) == 0 || !allDigits(string(major), isDecimal) || !allDigits(string(minor), isDecimal) ||
-		string(bytes.TrimLeft(major, "0")) != "1" {
-		return 0, nil, false
-	}
-	return at, version, true
+	return m[2], line[m[2]:m[3]], true
 }
+
+var yamlDirective = regexp.MustCompile(`^%YAML[ \t]+(0*1\.[0-9]+)(?:[ \t]|$)`)
 
 // cutLine returns the first line of text (without its break) and the
 // offset, in text, of the next one. Breaks are yaml.v3's, CR LF being one.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -164,10 +165,9 @@ func coreInt(v string) (nonNegative, ok bool) {
 	return false, false
 }
 
-// coreFloat is HsYAML's coreDecodeFloat:
-// [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
-// plus .inf/.nan spellings. Haskell's read and Go's ParseFloat both round
-// correctly, and both give an infinity past the range of a Double.
+// coreFloat is HsYAML's coreDecodeFloat, with the number it reads. Haskell's
+// read and Go's ParseFloat both round correctly, and both give an infinity
+// past the range of a Double.
 func coreFloat(v string) (float64, bool) {
 	switch v {
 	case ".nan", ".NaN", ".NAN":
@@ -177,60 +177,22 @@ func coreFloat(v string) (float64, bool) {
 	case "-.inf", "-.Inf", "-.INF":
 		return math.Inf(-1), true
 	}
-	i := 0
-	if i < len(v) && (v[i] == '-' || v[i] == '+') {
-		i++
-	}
-	intStart := i
-	for i < len(v) && isDecimal(v[i]) {
-		i++
-	}
-	intDigits := i - intStart
-	if i < len(v) && v[i] == '.' {
-		i++
-		fracStart := i
-		for i < len(v) && isDecimal(v[i]) {
-			i++
-		}
-		if intDigits == 0 && i == fracStart {
-			return 0, false
-		}
-	} else if intDigits == 0 {
+	// Most scalars have a byte no number has: they are refused without the
+	// regular expression, which costs more.
+	if strings.Trim(v, "0123456789+-.eE") != "" || !coreFloatForm.MatchString(v) {
 		return 0, false
 	}
-	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
-		i++
-		if i < len(v) && (v[i] == '-' || v[i] == '+') {
-			i++
-		}
-		expStart := i
-		for i < len(v) && isDecimal(v[i]) {
-			i++
-		}
-		if i == expStart {
-			return 0, false
-		}
-	}
-	if i != len(v) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, false
-	}
+	f, _ := strconv.ParseFloat(v, 64)
 	return f, true
 }
 
+var coreFloatForm = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
 // floatIsNatural says whether aeson's number made from the Double
 // (realToFrac, that is via toRational) is a non-negative integer. GHC's
-// toRational of +Infinity is 2^1024 and of NaN is -1.5*2^1024.
+// toRational of +Infinity is 2^1024 and of NaN is -1.5*2^1024, as the
+// comparisons below say of them.
 func floatIsNatural(f float64) bool {
-	switch {
-	case math.IsNaN(f):
-		return false
-	case math.IsInf(f, 0):
-		return f > 0
-	}
 	return f >= 0 && f == math.Trunc(f)
 }
 

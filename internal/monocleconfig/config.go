@@ -214,10 +214,7 @@ func ParseWithLimits(data []byte, env func(name string) bool, limits Limits) (*C
 		return nil, single("", err.Error())
 	}
 	if err := measureDocument(root, limits); err != nil {
-		if e, ok := err.(*Error); ok {
-			return nil, e
-		}
-		return nil, single("", err.Error())
+		return nil, err
 	}
 
 	s := &sink{}

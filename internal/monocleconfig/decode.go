@@ -60,7 +60,6 @@ type sink struct {
 	problems     []Problem
 	problemCount int
 	ignored      []string
-	ignoredCount int
 	// quiet counts problems without writing them: trying an alternative of
 	// a union only needs to know whether it fits.
 	quiet bool
@@ -79,7 +78,6 @@ func (s *sink) problem(path pathStack, format string, args ...any) {
 func (s *sink) full() bool { return s.quiet || len(s.problems) >= maxProblems }
 
 func (s *sink) ignore(path pathStack) {
-	s.ignoredCount++
 	if len(s.ignored) < maxIgnored {
 		s.ignored = append(s.ignored, path.String())
 	}
@@ -176,9 +174,6 @@ func (d *decoder) decodeList(t listType, n *yaml.Node) (any, bool) {
 		}
 		ok = ok && elemOK
 	}
-	if out == nil {
-		return nil, ok
-	}
 	return out, ok
 }
 
@@ -219,7 +214,7 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 		return nil, ok
 	}
 	for _, e := range o.entries {
-		if !hasField(t, e.key) {
+		if t.index(e.key) < 0 {
 			d.path.pushKey(e.key)
 			d.sink.ignore(d.path)
 			d.path.pop()
@@ -231,15 +226,6 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 func isOptional(t dhallType) bool {
 	_, ok := t.(optionalType)
 	return ok
-}
-
-func hasField(t *record, name string) bool {
-	for _, f := range t.fields {
-		if f.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeUnion is "any ~> Union" with UFirst: every alternative is tried and
@@ -271,7 +257,7 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		}
 		shared := 0
 		for _, e := range o.entries {
-			if hasField(alt.typ, e.key) {
+			if alt.typ.index(e.key) >= 0 {
 				shared++
 			}
 		}

@@ -280,11 +280,6 @@ type measurer struct {
 	path    pathStack
 }
 
-// limitError stops the measure as soon as a part of the graph is over a limit.
-type limitError struct{ msg string }
-
-func (e *limitError) Error() string { return e.msg }
-
 func (m *measurer) add(a, b cost) cost {
 	// Saturate: a few levels of aliases to aliases reach any number.
 	return cost{nodes: min(a.nodes+b.nodes, math.MaxInt64/4), bytes: min(a.bytes+b.bytes, math.MaxInt64/4)}
@@ -292,17 +287,17 @@ func (m *measurer) add(a, b cost) cost {
 
 func (m *measurer) check(c cost) error {
 	if c.nodes > m.limits.MaxNodes {
-		return &limitError{fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes)}
+		return single("", fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes))
 	}
 	if c.bytes > m.limits.MaxExpandedBytes {
-		return &limitError{fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes)}
+		return single("", fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes))
 	}
 	return nil
 }
 
 func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 	if depth > m.limits.MaxDepth {
-		return cost{}, &limitError{fmt.Sprintf("the YAML nests deeper than %d levels", m.limits.MaxDepth)}
+		return cost{}, single("", fmt.Sprintf("the YAML nests deeper than %d levels", m.limits.MaxDepth))
 	}
 	if n.Kind == yaml.AliasNode {
 		target := n.Alias
@@ -384,6 +379,8 @@ func (m *measurer) measureMapping(n *yaml.Node, c cost, depth int) (cost, error)
 }
 
 // measureDocument checks root and what it expands to against the limits.
+// The measure stops at the first problem, an *Error; a limit passed is
+// the whole document's.
 func measureDocument(root *yaml.Node, limits Limits) error {
 	m := &measurer{limits: limits, memo: map[*yaml.Node]cost{}, pending: map[*yaml.Node]bool{}}
 	_, err := m.measure(root, 1)

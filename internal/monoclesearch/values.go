@@ -3,6 +3,8 @@ package monoclesearch
 import (
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Query.hs' `loadAliases` compiles each alias as if the time were
@@ -76,73 +78,149 @@ func relativeDate(v string) (parsed, old bool) {
 }
 
 // absoluteDate is Query.hs' `parseDateValue`: Data.Time's parseTimeM with
-// "%F", then "%Y-%m", then "%Y", no surrounding spaces. %Y is an optional
-// '-', optional spaces (its space padding) and any number of digits; %m and
-// %d are two digits each, and the date must exist (fromGregorianValid).
+// "%F", then "%Y-%m", then "%Y".
 func absoluteDate(v string) (parsed, old bool) {
-	rs := []rune(v)
-	negative := len(rs) > 0 && rs[0] == '-'
-	i := 0
-	if negative {
-		i = 1
-	}
-	i = skipSpaces(rs, i)
-	yearStart := i
-	for i < len(rs) && isDigit(rs[i]) {
-		i++
-	}
-	if i == yearStart {
-		return false, false
-	}
-	year := strings.TrimLeft(string(rs[yearStart:i]), "0")
-	month, day := 1, 1
-	rest := rs[i:]
-	twoDigits := func(rs []rune) (int, bool) {
-		if len(rs) < 3 || rs[0] != '-' || !isDigit(rs[1]) || !isDigit(rs[2]) {
-			return 0, false
-		}
-		return int(rs[1]-'0')*10 + int(rs[2]-'0'), true
-	}
-	if len(rest) > 0 {
-		var ok bool
-		if month, ok = twoDigits(rest); !ok {
-			return false, false
-		}
-		rest = rest[3:]
-	}
-	if len(rest) > 0 {
-		var ok bool
-		if day, ok = twoDigits(rest); !ok || len(rest) != 3 {
-			return false, false
+	for _, format := range []string{"%Y-%m-%d", "%Y-%m", "%Y"} {
+		if year, ok := ParseTime(format, v); ok {
+			return true, strings.HasPrefix(year, "-") || len(year) < 4 || len(year) == 4 && year < "1970"
 		}
 	}
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year, negative) {
-		return false, false
-	}
-	old = negative || len(year) < 4 || (len(year) == 4 && year < "1970")
-	return true, old
+	return false, false
 }
 
-// daysIn is the length of a month of the proleptic Gregorian year given by
-// its decimal digits (any number of them) and sign.
-func daysIn(month int, year string, negative bool) int {
-	switch month {
-	case 4, 6, 9, 11:
-		return 30
-	case 2:
-		r := 0 // year mod 400, as Haskell's `mod` (never negative)
-		for _, d := range year {
-			r = (r*10 + int(d-'0')) % 400
+// ParseTime is Data.Time's parseTimeM False defaultTimeLocale format s for
+// the specifiers Monocle's formats use: whether s reads, and the year's
+// digits without leading zeros, after a "-" when it is negative. It follows
+// the time library (1.12.2, GHC 9.6's) in lib/Data/Time/Format/Parse/Class.hs
+// and Instances.hs: %Y is an optional '-', optional spaces, then one or more
+// digits (any year); %m %d %H %M %S are exactly two digits, in range; %Z
+// is a zone (zoneEnd); a space in the format matches one or more spaces;
+// other characters match themselves in either case (charCI); the day must
+// exist (fromGregorianValid).
+func ParseTime(format, s string) (year string, ok bool) {
+	rs := []rune(s)
+	i, month, day := 0, 1, 1
+	for f := 0; f < len(format); f++ {
+		var spec byte // the specifier after a '%'
+		if format[f] == '%' {
+			f++
+			spec = format[f]
 		}
-		if negative {
-			r = (400 - r) % 400
+		switch {
+		case spec == 0 && format[f] == ' ':
+			if i == len(rs) || !isHaskellSpace(rs[i]) {
+				return "", false
+			}
+			i = skipSpaces(rs, i)
+		case spec == 0:
+			if i == len(rs) || unicode.ToUpper(rs[i]) != unicode.ToUpper(rune(format[f])) {
+				return "", false
+			}
+			i++
+		case spec == 'Y':
+			negative := i < len(rs) && rs[i] == '-'
+			if negative {
+				i++
+			}
+			i = skipSpaces(rs, i)
+			digits := i
+			for i < len(rs) && isDigit(rs[i]) {
+				i++
+			}
+			if i == digits {
+				return "", false
+			}
+			year = strings.TrimLeft(string(rs[digits:i]), "0")
+			if negative {
+				year = "-" + year
+			}
+		case spec == 'Z':
+			if i, ok = zoneEnd(rs, i); !ok {
+				return "", false
+			}
+		default:
+			n, ok := twoDigits(rs, i)
+			if bounds := timeFields[spec]; !ok || n < bounds[0] || n > bounds[1] {
+				return "", false
+			}
+			switch spec {
+			case 'm':
+				month = n
+			case 'd':
+				day = n
+			}
+			i += 2
 		}
-		if r%4 == 0 && (r%100 != 0 || r == 0) {
-			return 29
-		}
-		return 28
 	}
-	return 31
+	return year, i == len(rs) && day <= daysIn(month, year)
+}
+
+// timeFields are the bounds of the two-digit specifiers.
+var timeFields = map[byte][2]int{'m': {1, 12}, 'd': {1, 31}, 'H': {0, 23}, 'M': {0, 59}, 'S': {0, 60}}
+
+// daysIn is the length of a month in a year as ParseTime gives it, of the
+// proleptic Gregorian calendar. The calendar repeats every 400 years, so
+// Go's time counts the days in the year mod 400 (Haskell's `mod`, never
+// negative).
+func daysIn(month int, year string) int {
+	r := 0
+	for _, d := range strings.TrimPrefix(year, "-") {
+		r = (r*10 + int(d-'0')) % 400
+	}
+	if strings.HasPrefix(year, "-") {
+		r = (400 - r) % 400
+	}
+	return time.Date(r, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// zoneEnd is where %Z, read as a TimeZone from rs[i], ends: letters
+// (munch1 isAlpha) naming a zone of defaultTimeLocale, "UTC", or a
+// one-letter military zone; else a numeric offset +HHMM or +HH:MM (any
+// digits).
+func zoneEnd(rs []rune, i int) (int, bool) {
+	start := i
+	for i < len(rs) && unicode.IsLetter(rs[i]) {
+		i++
+	}
+	if i > start {
+		return i, knownZone(string(rs[start:i]))
+	}
+	if i == len(rs) || rs[i] != '+' && rs[i] != '-' {
+		return i, false
+	}
+	if _, ok := twoDigits(rs, i+1); !ok {
+		return i, false
+	}
+	i += 3
+	if i < len(rs) && rs[i] == ':' {
+		i++
+	}
+	_, ok := twoDigits(rs, i)
+	return i + 2, ok
+}
+
+// twoDigits reads the two digits at rs[i], if they are.
+func twoDigits(rs []rune, i int) (int, bool) {
+	if i+2 > len(rs) || !isDigit(rs[i]) || !isDigit(rs[i+1]) {
+		return 0, false
+	}
+	return int(rs[i]-'0')*10 + int(rs[i+1]-'0'), true
+}
+
+func knownZone(name string) bool {
+	upper := strings.ToUpper(name)
+	switch upper {
+	case "UT", "GMT", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT":
+		return true
+	}
+	if name == "UTC" {
+		return true
+	}
+	// getMilZone: one letter, A-Z but J, once uppercased.
+	if r, size := utf8.DecodeRuneInString(upper); size == len(upper) && utf8.RuneCountInString(name) == 1 {
+		return 'A' <= r && r <= 'Z' && r != 'J'
+	}
+	return false
 }
 
 // isDigit is Data.Char.isDigit: ASCII digits only.

@@ -37,14 +37,13 @@ var keywords = []struct {
 	kind tokenKind
 }{{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot}}
 
+var punctuation = map[rune]tokenKind{':': tokEqual, '>': tokGreater, '<': tokLower, '(': tokOpen, ')': tokClose}
+
 // isHaskellSpace is Data.Char.isSpace, the space Megaparsec's `space` skips:
-// ASCII \t..\r and ' ', U+00A0, and the other Unicode space separators (Zs);
+// ASCII \t..\r, and the Unicode space separators (Zs: ' ', U+00A0, ...);
 // unlike Go's unicode.IsSpace, not U+0085, U+2028 or U+2029.
 func isHaskellSpace(r rune) bool {
-	if r <= 0x377 {
-		return r == ' ' || (r >= '\t' && r <= '\r') || r == 0xA0
-	}
-	return unicode.Is(unicode.Zs, r)
+	return '\t' <= r && r <= '\r' || unicode.Is(unicode.Zs, r)
 }
 
 // isValueChar is Lexer.hs' unquoted literal character: anything but
@@ -91,27 +90,17 @@ next:
 				continue next
 			}
 		}
-		var kind tokenKind
-		switch r := rs[i]; {
-		case r == ':':
-			kind = tokEqual
-		case r == '>':
-			kind = tokGreater
-		case r == '<':
-			kind = tokLower
-		case r == '(':
-			kind = tokOpen
-		case r == ')':
-			kind = tokClose
-		case isValueChar(r):
+		kind, isPunctuation := punctuation[rs[i]]
+		text := ""
+		switch {
+		case isPunctuation:
+			i++
+		case isValueChar(rs[i]):
 			for i < len(rs) && isValueChar(rs[i]) {
 				i++
 			}
-			text := string(rs[start:i])
-			i = skipSpaces(rs, i)
-			toks = append(toks, token{kind: tokLiteral, text: text, start: start, end: i})
-			continue
-		case r == '"':
+			kind, text = tokLiteral, string(rs[start:i])
+		case rs[i] == '"':
 			j := i + 1
 			for j < len(rs) && isQuotedChar(rs[j]) {
 				j++
@@ -122,18 +111,15 @@ next:
 			if j == len(rs) || rs[j] != '"' {
 				return nil, &Error{Offset: j, Message: "Expected closing double quote"}
 			}
-			i = skipSpaces(rs, j+1)
-			toks = append(toks, token{kind: tokLiteral, text: string(rs[start+1 : j]), start: start, end: i})
-			continue
+			kind, text, i = tokLiteral, string(rs[start+1:j]), j+1
 		default:
 			// Operators are not followed by spaces: "a: b" stops here.
 			return nil, &Error{Offset: i, Message: "Expected field value (spaces are not allowed after operator)"}
 		}
-		i++
-		if kind == tokOpen || kind == tokClose { // parentheses are keywords: they swallow spaces
+		if kind != tokEqual && kind != tokGreater && kind != tokLower { // literals and parentheses swallow spaces
 			i = skipSpaces(rs, i)
 		}
-		toks = append(toks, token{kind: kind, start: start, end: i})
+		toks = append(toks, token{kind: kind, text: text, start: start, end: i})
 	}
 	return toks, nil
 }

@@ -1,6 +1,7 @@
 package monoclesearch
 
 import (
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -228,78 +229,19 @@ func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 // readsAsDouble reports whether Haskell's `readMaybe v :: Maybe Double`
 // (Query.hs' `parseNumber`) is a number: a numeric lexeme of the Haskell
-// report (42, 4.2, 4.2e-1, 1E9, 0x2A, 0o52) or NaN or Infinity, with an
-// optional minus (spaces allowed after it), any balanced parentheses around,
-// and spaces between any of these. An exponent too large only gives Infinity.
+// report (42, 4.2, 4.2e-1, 1E9, 0x2A, 0o52; Text.Read.Lex's lexNumber) or
+// NaN or Infinity, with an optional minus (spaces allowed after it), any
+// balanced parentheses around, and spaces (Data.Char.isSpace) between any
+// of these. An exponent too large only gives Infinity.
 func readsAsDouble(v string) bool {
-	rs := []rune(v)
-	i := skipSpaces(rs, 0)
-	open := 0
-	for i < len(rs) && rs[i] == '(' {
-		open++
-		i = skipSpaces(rs, i+1)
-	}
-	if i < len(rs) && rs[i] == '-' { // the Symbol "-" read by GHC.Read's readNumber
-		i = skipSpaces(rs, i+1)
-	}
-	end := numberEnd(rs, i)
-	if end == i {
-		return false
-	}
-	i = skipSpaces(rs, end)
-	for ; open > 0; open-- {
-		if i == len(rs) || rs[i] != ')' {
-			return false
-		}
-		i = skipSpaces(rs, i+1)
-	}
-	return i == len(rs)
+	m := haskellDouble.FindStringSubmatch(v)
+	return m != nil && strings.Count(m[1], "(") == strings.Count(m[2], ")")
 }
 
-// numberEnd is where the number lexeme (Text.Read.Lex's lexNumber, or the
-// identifiers NaN and Infinity) starting at i ends; i when there is none.
-// Whatever follows must then be a space, ')' or the end, or the read fails.
-func numberEnd(rs []rune, i int) int {
-	for _, word := range []string{"NaN", "Infinity"} {
-		if hasPrefix(rs, i, word) {
-			return i + len(word)
-		}
-	}
-	digitsFrom := func(j int, isDigit func(rune) bool) int {
-		for j < len(rs) && isDigit(rs[j]) {
-			j++
-		}
-		return j
-	}
-	isOctal := func(r rune) bool { return r >= '0' && r <= '7' }
-	isHex := func(r rune) bool { return isDigit(r) || (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F') }
-	if i+2 < len(rs) && rs[i] == '0' {
-		switch rs[i+1] {
-		case 'x', 'X':
-			if isHex(rs[i+2]) {
-				return digitsFrom(i+2, isHex)
-			}
-		case 'o', 'O':
-			if isOctal(rs[i+2]) {
-				return digitsFrom(i+2, isOctal)
-			}
-		}
-	}
-	j := digitsFrom(i, isDigit)
-	if j == i {
-		return i
-	}
-	if j+1 < len(rs) && rs[j] == '.' && isDigit(rs[j+1]) {
-		j = digitsFrom(j+1, isDigit)
-	}
-	if j < len(rs) && (rs[j] == 'e' || rs[j] == 'E') {
-		k := j + 1
-		if k < len(rs) && (rs[k] == '+' || rs[k] == '-') {
-			k++
-		}
-		if k < len(rs) && isDigit(rs[k]) {
-			j = digitsFrom(k, isDigit)
-		}
-	}
-	return j
-}
+// haskellDouble is the form readsAsDouble reads, the parentheses before
+// the number and after it in its submatches.
+var haskellDouble = func() *regexp.Regexp {
+	spaces := `[\t-\r\p{Zs}]*`
+	number := `(?:NaN|Infinity|0[xX][0-9a-fA-F]+|0[oO][0-7]+|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)`
+	return regexp.MustCompile(`^` + spaces + `((?:\(` + spaces + `)*)(?:-` + spaces + `)?` + number + spaces + `((?:\)` + spaces + `)*)$`)
+}()

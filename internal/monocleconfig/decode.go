@@ -194,11 +194,11 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 	}
 	ok := true
 	for i, f := range t.fields {
-		value, present := o.get(f.name)
+		at, present := o.find(f.name)
 		d.path.pushKey(f.name)
 		switch {
 		case present:
-			v, fieldOK := d.decode(f.typ, value)
+			v, fieldOK := d.decode(f.typ, o.entries[at].value)
 			if out != nil {
 				out.fields[i] = v
 			}

@@ -186,16 +186,12 @@ func (s *lineScan) step() bool {
 		}
 		s.start, s.content = false, false
 	case '-':
-		switch {
-		case !s.start:
-		case blankzAt(line, i+1):
-			b.nodes += 1 + emptyAfter(line, i+1) + nesting
-			s.plain = false
-		case s.content:
-			b.nodes++ // a plain scalar
-			s.plain = afterBlank
+		if !s.start || !blankzAt(line, i+1) {
+			s.other(c, afterBlank, nesting) // not a block entry: as any other byte
+			break
 		}
-		s.start, s.content = false, false
+		b.nodes += 1 + emptyAfter(line, i+1) + nesting
+		s.start, s.content, s.plain = false, false, false
 	case ':':
 		if s.start || blankzAt(line, i+1) {
 			b.nodes += 1 + emptyAfter(line, i+1)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -405,13 +406,6 @@ type objectEntry struct {
 // indexedObject is the number of keys past which an object gets an index.
 const indexedObject = 16
 
-func (o *object) get(key string) (*yaml.Node, bool) {
-	if i, ok := o.find(key); ok {
-		return o.entries[i].value, true
-	}
-	return nil, false
-}
-
 func (o *object) find(key string) (int, bool) {
 	if o.index != nil {
 		i, ok := o.index[key]
@@ -508,7 +502,7 @@ func (p pathStack) String() string {
 		switch {
 		case s.index >= 0:
 			fmt.Fprintf(&b, "[%d]", s.index)
-		case isPlainKey(s.key):
+		case plainKey.MatchString(s.key):
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
@@ -524,18 +518,8 @@ func (p pathStack) errorf(format string, args ...any) error {
 	return single(p.String(), fmt.Sprintf(format, args...))
 }
 
-func isPlainKey(k string) bool {
-	if k == "" || len(k) > 64 || isDecimal(k[0]) || k[0] == '-' {
-		return false
-	}
-	for i := range len(k) {
-		c := k[i]
-		if !(c == '_' || c == '-' || isDecimal(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
+// plainKey is a key that a path shows as it is, not quoted.
+var plainKey = regexp.MustCompile(`^[A-Za-z_][-\w]{0,63}$`)
 
 // shortText cuts s to a length fit for a message.
 func shortText(s string) string { return cutText(s, 64) }
@@ -545,10 +529,8 @@ func cutText(s string, max int) string {
 		return s
 	}
 	cut := max
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "..."
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

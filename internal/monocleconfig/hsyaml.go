@@ -122,15 +122,10 @@ func markNonSpecific(root *yaml.Node, text []byte) {
 
 // hasLoneBang: text holds a "!" followed by a blank, a break or its end.
 func hasLoneBang(text []byte) bool {
-	for i := bytes.IndexByte(text, '!'); i >= 0; {
-		if i+1 == len(text) || isBlankOrBreak(text, i+1) {
+	for i, c := range text {
+		if c == '!' && (i+1 == len(text) || isBlankOrBreak(text, i+1)) {
 			return true
 		}
-		j := bytes.IndexByte(text[i+1:], '!')
-		if j < 0 {
-			return false
-		}
-		i += 1 + j
 	}
 	return false
 }

@@ -49,34 +49,18 @@ func checkDate(v string) string {
 // trailing spaces (readMaybe skips them) are allowed, leading ones are not.
 // The count is read as a Haskell Word, so it wraps at 2^64 (readDecP).
 func relativeDate(v string) (parsed, old bool) {
-	rest, ok := strings.CutPrefix(strings.TrimRightFunc(v, isHaskellSpace), "now")
-	if !ok {
-		return false, false
-	}
-	if rest == "" {
-		return true, false
-	}
-	rest, ok = strings.CutPrefix(rest, "-")
-	if !ok {
+	m := relativeForm.FindStringSubmatch(v)
+	if m == nil {
 		return false, false
 	}
 	var count uint64
-	digits := 0
-	for digits < len(rest) && isDigit(rune(rest[digits])) {
-		count = count*10 + uint64(rest[digits]-'0')
-		digits++
+	for _, d := range m[1] {
+		count = count*10 + uint64(d-'0')
 	}
-	if digits == 0 {
-		return false, false
-	}
-	rest = rest[digits:]
-	for unit, oldest := range oldestRelative {
-		if r, ok := strings.CutPrefix(rest, unit); ok && (r == "" || r == "s") {
-			return true, count > oldest
-		}
-	}
-	return false, false
+	return true, m[2] != "" && count > oldestRelative[m[2]]
 }
+
+var relativeForm = regexp.MustCompile(`^now(?:-([0-9]+)(hour|day|week|month|year)s?)?[\t-\r\p{Zs}]*$`)
 
 // absoluteDate is Query.hs' `parseDateValue`: Data.Time's parseTimeM with
 // "%F", then "%Y-%m", then "%Y".

@@ -45,7 +45,7 @@ func (c *checker) check(value any) *Config {
 	if !ok {
 		return out
 	}
-	if auth := cfg.record("auth"); auth != nil {
+	if auth, ok := cfg.get("auth").(*recordValue); ok {
 		c.path.pushKey("auth")
 		c.checkAuth(auth)
 		c.path.pop()
@@ -97,7 +97,7 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 // CRAWLERS_API_KEY) names a variable getEnv' must find, at the start of the
 // API and of the crawler (src/Monocle/Config.hs, loadConfig).
 func (c *checker) checkAPIKey(w *recordValue) {
-	key, named := w.optionalText("crawlers_api_key")
+	key, named := w.get("crawlers_api_key").(string)
 	if !named {
 		if !c.envSet("CRAWLERS_API_KEY") {
 			c.problem("Monocle reads the crawlers' API key from CRAWLERS_API_KEY (no crawlers_api_key is set), which the pods do not get")
@@ -123,27 +123,22 @@ func (c *checker) checkAPIKey(w *recordValue) {
 func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
 	for _, p := range w.list("projects") {
-		if p, ok := p.(*recordValue); ok {
-			if name, ok := p.get("name").(string); ok {
-				scope.Projects = append(scope.Projects, name)
-			}
+		p, _ := p.(*recordValue)
+		if name, ok := p.get("name").(string); ok {
+			scope.Projects = append(scope.Projects, name)
 		}
 	}
 	for _, ident := range w.list("idents") {
-		if ident, ok := ident.(*recordValue); ok {
-			for _, g := range ident.list("groups") {
-				if g, ok := g.(string); ok {
-					scope.Groups = append(scope.Groups, g)
-				}
+		ident, _ := ident.(*recordValue)
+		for _, g := range ident.list("groups") {
+			if g, ok := g.(string); ok {
+				scope.Groups = append(scope.Groups, g)
 			}
 		}
 	}
 	c.path.pushKey("search_aliases")
 	for i, a := range w.list("search_aliases") {
-		a, ok := a.(*recordValue)
-		if !ok {
-			continue
-		}
+		a, _ := a.(*recordValue)
 		expr, ok := a.get("alias").(string)
 		if !ok {
 			continue

@@ -127,7 +127,7 @@ func (t *tokenCheck) result() Tokens {
 func (c *checker) checkToken(provider *unionValue) {
 	p := provider.payload
 	read := func(field, fallback, key, login string) {
-		name, named := p.optionalText(field)
+		name, named := p.get(field).(string)
 		if !named {
 			name = fallback
 		}
@@ -142,7 +142,7 @@ func (c *checker) checkToken(provider *unionValue) {
 		read("bugzilla_token", "BUGZILLA_TOKEN", "bugzilla\x00"+p.text("bugzilla_url"), "")
 	case altGerrit:
 		// Without a login, no password is read.
-		if login, ok := p.optionalText("gerrit_login"); ok {
+		if login, ok := p.get("gerrit_login").(string); ok {
 			read("gerrit_password", "GERRIT_PASSWORD", "gerrit\x00"+p.text("gerrit_url")+"\x00"+login, " and Gerrit login")
 		}
 	}

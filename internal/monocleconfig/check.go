@@ -22,6 +22,13 @@ func (c *checker) problem(format string, args ...any) {
 	c.sink.problem(c.path, format, args...)
 }
 
+// problemAt is a problem with the value of key in the one checked.
+func (c *checker) problemAt(key, format string, args ...any) {
+	c.path.pushKey(key)
+	c.problem(format, args...)
+	c.path.pop()
+}
+
 func (c *checker) warn(format string, args ...any) {
 	if len(c.warnings) < maxIgnored {
 		c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
@@ -67,14 +74,12 @@ func (c *checker) check(value any) *Config {
 
 func (c *checker) checkWorkspace(w *recordValue) Workspace {
 	name, named := w.get("name").(string)
-	c.path.pushKey("name")
 	// src/Monocle/Config.hs: FromDhall IndexName runs mkIndexName.
 	if p := indexNameProblem(name); named && p != "" {
-		c.problem("%s is not a valid index name: %s", quoteName(name), p)
+		c.problemAt("name", "%s is not a valid index name: %s", quoteName(name), p)
 	} else if p := elasticIndexProblem(name); named && p != "" {
-		c.problem("%s %s", quoteName(name), p)
+		c.problemAt("name", "%s %s", quoteName(name), p)
 	}
-	c.path.pop()
 	if c.env != nil {
 		c.checkAPIKey(w)
 	}
@@ -107,15 +112,13 @@ func (c *checker) checkAPIKey(w *recordValue) {
 	if c.envSet(key) {
 		return
 	}
-	c.path.pushKey("crawlers_api_key")
 	if key == "HOSTNAME" {
 		// src/Monocle/Api/Server.hs compares the key a crawler sends with
 		// the API's own value of the variable.
-		c.problem("names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
+		c.problemAt("crawlers_api_key", "names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
 	} else {
-		c.problem("names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
+		c.problemAt("crawlers_api_key", "names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
 	}
-	c.path.pop()
 }
 
 // checkAliases checks each search alias against its workspace: project:X
@@ -143,13 +146,11 @@ func (c *checker) checkAliases(w *recordValue) {
 		if !ok {
 			continue
 		}
-		c.path.pushIndex(i)
-		c.path.pushKey("alias")
 		if err := scope.ValidateAlias(expr); err != nil {
-			c.problem("%s", err.Error())
+			c.path.pushIndex(i)
+			c.problemAt("alias", "%s", err.Error())
+			c.path.pop()
 		}
-		c.path.pop()
-		c.path.pop()
 	}
 	c.path.pop()
 }
@@ -187,9 +188,7 @@ func (c *checker) checkCrawler(cr *recordValue) {
 	// one, reads update_since with parseDateValue: "Invalid date format" is
 	// fatal. Crawlers without entities never read it (getCrawlerEntities).
 	if since, ok := cr.get("update_since").(string); ok && hasEntities(provider) && !ParsesDate(since) {
-		c.path.pushKey("update_since")
-		c.problem(`is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
-		c.path.pop()
+		c.problemAt("update_since", `is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
 	}
 
 	if c.env == nil || p == nil {

@@ -131,7 +131,7 @@ func (b *yamlBound) add(line []byte) {
 	if len(line) > 0 && line[0] == '%' {
 		b.directiveLines++
 	}
-	if len(line) >= 3 && line[0] == '-' && line[1] == '-' && line[2] == '-' && blankzAt(line, 3) {
+	if bytes.HasPrefix(line, []byte("---")) && blankzAt(line, 3) {
 		b.nodes += 2
 	}
 	s := lineScan{b: b, line: line, start: true, content: true, first: true,
@@ -287,14 +287,8 @@ func isPlainChar(c byte) bool {
 // next token may be on another line; before ',', ']' or '}' the node is
 // empty.
 func emptyAfter(line []byte, i int) int {
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i++
-	}
-	if i == len(line) {
-		return 1
-	}
-	switch line[i] {
-	case '#', ',', ']', '}', 0:
+	rest := bytes.TrimLeft(line[i:], " \t")
+	if len(rest) == 0 || bytes.IndexByte([]byte("#,]}\x00"), rest[0]) >= 0 {
 		return 1
 	}
 	return 0

@@ -281,19 +281,17 @@ type measurer struct {
 	path    pathStack
 }
 
-func (m *measurer) add(a, b cost) cost {
+// add sums a and b, and checks the sum against the limits.
+func (m *measurer) add(a, b cost) (cost, error) {
 	// Saturate: a few levels of aliases to aliases reach any number.
-	return cost{nodes: min(a.nodes+b.nodes, math.MaxInt64/4), bytes: min(a.bytes+b.bytes, math.MaxInt64/4)}
-}
-
-func (m *measurer) check(c cost) error {
+	c := cost{nodes: min(a.nodes+b.nodes, math.MaxInt64/4), bytes: min(a.bytes+b.bytes, math.MaxInt64/4)}
 	if c.nodes > m.limits.MaxNodes {
-		return single("", fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes))
+		return c, single("", fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes))
 	}
 	if c.bytes > m.limits.MaxExpandedBytes {
-		return single("", fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes))
+		return c, single("", fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes))
 	}
-	return nil
+	return c, nil
 }
 
 func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
@@ -309,8 +307,7 @@ func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 		if err != nil {
 			return cost{}, err
 		}
-		c = m.add(c, cost{nodes: 1})
-		return c, m.check(c)
+		return m.add(c, cost{nodes: 1})
 	}
 	if n.Anchor != "" {
 		if c, ok := m.memo[n]; ok {
@@ -334,8 +331,7 @@ func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 			if err != nil {
 				return cost{}, err
 			}
-			c = m.add(c, cc)
-			if err := m.check(c); err != nil {
+			if c, err = m.add(c, cc); err != nil {
 				return cost{}, err
 			}
 		}
@@ -371,8 +367,7 @@ func (m *measurer) measureMapping(n *yaml.Node, c cost, depth int) (cost, error)
 		if err != nil {
 			return cost{}, err
 		}
-		c = m.add(m.add(c, kc), vc)
-		if err := m.check(c); err != nil {
+		if c, err = m.add(c, cost{kc.nodes + vc.nodes, kc.bytes + vc.bytes}); err != nil {
 			return cost{}, err
 		}
 	}

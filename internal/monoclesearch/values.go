@@ -11,18 +11,14 @@ import (
 // Query.hs' `loadAliases` compiles each alias as if the time were
 // fakeNow, so which relative dates load is fixed: a date before
 // 1970-01-01 ("Date is too old") is an error, e.g. now-52years.
-var (
-	fakeNow    = time.Date(2021, time.June, 2, 23, 0, 0, 0, time.UTC)
-	epochHours = uint64(fakeNow.Unix() / 3600)  // now-Nhours: fakeNow minus N*3600 s
-	epochDays  = uint64(fakeNow.Unix() / 86400) // now-Ndays moves the date, keeps 23:00
-)
+var fakeNow = time.Date(2021, time.June, 2, 23, 0, 0, 0, time.UTC)
 
 // oldestRelative is, per unit of Query.hs' `timeRangeReader`, the largest
 // count whose date is not before 1970-01-01.
 var oldestRelative = map[string]uint64{
-	"hour":  epochHours,
-	"day":   epochDays,
-	"week":  epochDays / 7,
+	"hour":  uint64(fakeNow.Unix() / 3600),  // now-Nhours: fakeNow minus N*3600 s
+	"day":   uint64(fakeNow.Unix() / 86400), // now-Ndays moves the date, keeps 23:00
+	"week":  uint64(fakeNow.Unix() / 86400 / 7),
 	"month": uint64(fakeNow.Year()-1970)*12 + uint64(fakeNow.Month()-1), // addGregorianMonthsClip
 	"year":  uint64(fakeNow.Year() - 1970),                              // addGregorianYearsClip
 }

@@ -24,12 +24,11 @@ func asYAML11(text []byte) []byte {
 		line, next := cutLine(text[offset:])
 		switch {
 		case len(line) > 0 && line[0] == '%':
-			if at, version, ok := yamlVersion(line); ok && string(version) != "1.1" {
+			if v := yamlDirective.FindSubmatchIndex(line); v != nil && string(line[v[2]:v[3]]) != "1.1" {
 				if !copied {
 					out, copied = bytes.Clone(text), true
 				}
-				start := offset + at
-				copy(out[start:], "1.1"+strings.Repeat(" ", len(version)-3))
+				copy(out[offset+v[2]:], "1.1"+strings.Repeat(" ", v[3]-v[2]-3))
 			}
 		case len(bytes.TrimLeft(line, " \t")) == 0 || bytes.TrimLeft(line, " \t")[0] == '#':
 		default:
@@ -40,16 +39,8 @@ func asYAML11(text []byte) []byte {
 	return out
 }
 
-// yamlVersion finds the version of a %YAML directive line: where it is and
-// what it is, when HsYAML reads its major as 1 (digits "." digits).
-func yamlVersion(line []byte) (at int, version []byte, ok bool) {
-	m := yamlDirective.FindSubmatchIndex(line)
-	if m == nil {
-		return 0, nil, false
-	}
-	return m[2], line[m[2]:m[3]], true
-}
-
+// yamlDirective is a %YAML directive line whose version HsYAML reads with
+// a major of 1 (digits "." digits), the version in its first submatch.
 var yamlDirective = regexp.MustCompile(`^%YAML[ \t]+(0*1\.[0-9]+)(?:[ \t]|$)`)
 
 // cutLine returns the first line of text (without its break) and the

@@ -131,39 +131,23 @@ func isCoreBool(v string) bool {
 	return false
 }
 
-func allDigits(s string, digit func(byte) bool) bool {
-	for i := range len(s) {
-		if !digit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isDecimal(c byte) bool { return '0' <= c && c <= '9' }
-func isOctal(c byte) bool   { return '0' <= c && c <= '7' }
-func isHex(c byte) bool {
-	return isDecimal(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
 // coreInt is HsYAML's coreDecodeInt: [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+.
 // It reports whether the integer is not negative.
 func coreInt(v string) (nonNegative, ok bool) {
-	switch {
-	case v == "":
-		return false, false
-	case strings.HasPrefix(v, "0x"):
-		return true, len(v) > 2 && allDigits(v[2:], isHex)
-	case strings.HasPrefix(v, "0o"):
-		return true, len(v) > 2 && allDigits(v[2:], isOctal)
-	case allDigits(v, isDecimal):
-		return true, true
-	case v[0] == '+' && len(v) > 1 && allDigits(v[1:], isDecimal):
-		return true, true
-	case v[0] == '-' && len(v) > 1 && allDigits(v[1:], isDecimal):
-		return strings.Trim(v[1:], "0") == "", true
+	if hex, found := strings.CutPrefix(v, "0x"); found {
+		return true, hex != "" && strings.Trim(hex, "0123456789abcdefABCDEF") == ""
 	}
-	return false, false
+	if octal, found := strings.CutPrefix(v, "0o"); found {
+		return true, octal != "" && strings.Trim(octal, "01234567") == ""
+	}
+	digits := v
+	if v != "" && (v[0] == '+' || v[0] == '-') {
+		digits = v[1:]
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false, false
+	}
+	return v[0] != '-' || strings.Trim(digits, "0") == "", true
 }
 
 // coreFloat is HsYAML's coreDecodeFloat, with the number it reads. Haskell's

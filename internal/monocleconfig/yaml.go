@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,72 +64,52 @@ const (
 	tagNull  = "!!null"
 )
 
+// coreTags are the core schema's tags other than !!str, in the order a
+// plain scalar without a tag is tried as each.
+var coreTags = []string{tagNull, tagBool, tagInt, tagFloat}
+
 // resolveScalar gives the JSON value HsYAML-aeson makes of a scalar node.
 func resolveScalar(n *yaml.Node) (scalar, error) {
 	quotedOrBlock := yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
 	switch {
-	case n.Style&yaml.TaggedStyle != 0:
-		return resolveTagged(n.Tag, n.Value)
+	case n.Style&yaml.TaggedStyle != 0: // read by its tag, below
 	case n.Style&quotedOrBlock != 0:
 		// HsYAML: a non-plain scalar without a tag has the "!" tag: a string.
 		return scalar{kind: jsonString, text: n.Value}, nil
-	}
-	v := n.Value
-	switch {
-	case isCoreNull(v):
-		return scalar{kind: jsonNull}, nil
-	case isCoreBool(v):
-		return scalar{kind: jsonBool}, nil
-	}
-	if nonNegative, ok := coreInt(v); ok {
-		return scalar{kind: jsonNumber, natural: nonNegative}, nil
-	}
-	if f, ok := coreFloat(v); ok {
-		return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, nil
-	}
-	return scalar{kind: jsonString, text: v}, nil
-}
-
-func resolveTagged(tag, v string) (scalar, error) {
-	switch tag {
-	case tagStr:
-		return scalar{kind: jsonString, text: v}, nil
-	case tagNull:
-		if isCoreNull(v) {
-			return scalar{kind: jsonNull}, nil
-		}
-	case tagBool:
-		if isCoreBool(v) {
-			return scalar{kind: jsonBool}, nil
-		}
-	case tagInt:
-		if nonNegative, ok := coreInt(v); ok {
-			return scalar{kind: jsonNumber, natural: nonNegative}, nil
-		}
-	case tagFloat:
-		if f, ok := coreFloat(v); ok {
-			return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, nil
-		}
 	default:
-		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", shortText(tag))
+		// A plain one is the first of coreTags it reads as, else a string.
+		for _, tag := range coreTags {
+			if s, ok := resolveAs(tag, n.Value); ok {
+				return s, nil
+			}
+		}
+		return scalar{kind: jsonString, text: n.Value}, nil
 	}
-	return scalar{}, fmt.Errorf("a scalar that is not a valid %s", tag)
+	switch {
+	case n.Tag == tagStr:
+		return scalar{kind: jsonString, text: n.Value}, nil
+	case !slices.Contains(coreTags, n.Tag):
+		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", shortText(n.Tag))
+	}
+	if s, ok := resolveAs(n.Tag, n.Value); ok {
+		return s, nil
+	}
+	return scalar{}, fmt.Errorf("a scalar that is not a valid %s", n.Tag)
 }
 
-func isCoreNull(v string) bool {
-	switch v {
-	case "", "null", "Null", "NULL", "~":
-		return true
+// resolveAs reads v as one of coreTags.
+func resolveAs(tag, v string) (scalar, bool) {
+	switch tag {
+	case tagNull:
+		return scalar{kind: jsonNull}, slices.Contains([]string{"", "null", "Null", "NULL", "~"}, v)
+	case tagBool:
+		return scalar{kind: jsonBool}, slices.Contains([]string{"true", "True", "TRUE", "false", "False", "FALSE"}, v)
+	case tagInt:
+		nonNegative, ok := coreInt(v)
+		return scalar{kind: jsonNumber, natural: nonNegative}, ok
 	}
-	return false
-}
-
-func isCoreBool(v string) bool {
-	switch v {
-	case "true", "True", "TRUE", "false", "False", "FALSE":
-		return true
-	}
-	return false
+	f, ok := coreFloat(v)
+	return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, ok
 }
 
 // coreInt is HsYAML's coreDecodeInt: [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+.

@@ -38,9 +38,7 @@ func (c *checker) warn(format string, args ...any) {
 // envSet is the env callback on a name as getenv sees it: GHC passes the
 // name as a C string, so it ends at a NUL.
 func (c *checker) envSet(name string) bool {
-	if i := strings.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
-	}
+	name, _, _ = strings.Cut(name, "\x00")
 	return c.env(name)
 }
 
@@ -181,8 +179,6 @@ func (c *checker) checkCrawler(cr *recordValue) {
 	if !ok {
 		return
 	}
-	p := provider.payload
-
 	// src/Monocle/Backend/Index.hs: at start the API initializes each
 	// crawler's entities (I.ensureIndex, initCrawlerMetadata) and, for a new
 	// one, reads update_since with parseDateValue: "Invalid date format" is
@@ -191,10 +187,9 @@ func (c *checker) checkCrawler(cr *recordValue) {
 		c.problemAt("update_since", `is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
 	}
 
-	if c.env == nil || p == nil {
-		return
+	if c.env != nil {
+		c.checkToken(provider)
 	}
-	c.checkToken(provider)
 }
 
 // hasEntities is whether getCrawlerEntities (src/Monocle/Backend/Index.hs)

@@ -108,8 +108,11 @@ func resolveAs(tag, v string) (scalar, bool) {
 		nonNegative, ok := coreInt(v)
 		return scalar{kind: jsonNumber, natural: nonNegative}, ok
 	}
+	// Whether aeson's number made from the Double (realToFrac, that is via
+	// toRational) is a non-negative integer. GHC's toRational of +Infinity
+	// is 2^1024 and of NaN is -1.5*2^1024, as the comparisons say of them.
 	f, ok := coreFloat(v)
-	return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, ok
+	return scalar{kind: jsonNumber, natural: f >= 0 && f == math.Trunc(f)}, ok
 }
 
 // coreInt is HsYAML's coreDecodeInt: [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+.
@@ -153,14 +156,6 @@ func coreFloat(v string) (float64, bool) {
 }
 
 var coreFloatForm = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-
-// floatIsNatural says whether aeson's number made from the Double
-// (realToFrac, that is via toRational) is a non-negative integer. GHC's
-// toRational of +Infinity is 2^1024 and of NaN is -1.5*2^1024, as the
-// comparisons below say of them.
-func floatIsNatural(f float64) bool {
-	return f >= 0 && f == math.Trunc(f)
-}
 
 // deref follows an alias to the node it names. yaml.v3 registers anchors on
 // scalars, sequences and mappings only, so one step is enough.

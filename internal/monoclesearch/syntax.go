@@ -1,6 +1,9 @@
 package monoclesearch
 
-import "unicode"
+import (
+	"cmp"
+	"unicode"
+)
 
 // The lexer and parser of Monocle's query language, after
 // src/Monocle/Search/Lexer.hs and src/Monocle/Search/Parser.hs (tag 1.11.2).
@@ -164,22 +167,16 @@ func (p *parser) peek() token {
 // fail is Parser.hs' error for an unexpected token; expected says what was
 // wanted there, "" for nothing in particular.
 func (p *parser) fail(expected string) *Error {
-	t := p.peek()
-	switch t.kind {
+	switch t := p.peek(); t.kind {
 	case tokEOF:
-		if expected == "" {
-			expected = "Unexpected end of query"
-		}
-		return &Error{Offset: p.size, Message: expected}
+		return &Error{Offset: p.size, Message: cmp.Or(expected, "Unexpected end of query")}
 	case tokAnd, tokOr, tokNot:
 		return &Error{Offset: t.end, Message: "Expected expression"}
 	case tokClose:
 		return &Error{Offset: t.end, Message: "Missing opening paren `(`"}
+	default:
+		return &Error{Offset: t.start, Message: cmp.Or(expected, "Unexpected token")}
 	}
-	if expected == "" {
-		expected = "Unexpected token"
-	}
-	return &Error{Offset: t.start, Message: expected}
 }
 
 func (p *parser) expr() *Error {

@@ -42,6 +42,20 @@ func (c *checker) envSet(name string) bool {
 	return c.env(name)
 }
 
+// forEach runs f on each record of the list at key in r, with the path at
+// it; a value that failed to decode is nil, and skipped.
+func (c *checker) forEach(r *recordValue, key string, f func(*recordValue)) {
+	c.path.pushKey(key)
+	for i, v := range r.list(key) {
+		if v, ok := v.(*recordValue); ok {
+			c.path.pushIndex(i)
+			f(v)
+			c.path.pop()
+		}
+	}
+	c.path.pop()
+}
+
 // check runs on a decoded config, or on what decoded of one that did not:
 // a value that failed to decode is nil, and skipped.
 func (c *checker) check(value any) *Config {
@@ -55,15 +69,9 @@ func (c *checker) check(value any) *Config {
 		c.checkAuth(auth)
 		c.path.pop()
 	}
-	c.path.pushKey("workspaces")
-	for i, w := range cfg.list("workspaces") {
-		if w, ok := w.(*recordValue); ok {
-			c.path.pushIndex(i)
-			out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
-			c.path.pop()
-		}
-	}
-	c.path.pop()
+	c.forEach(cfg, "workspaces", func(w *recordValue) {
+		out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
+	})
 	out.Warnings = c.warnings
 	out.Tokens = c.tokens.result()
 	out.OIDC = c.oidc
@@ -82,16 +90,10 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 		c.checkAPIKey(w)
 	}
 	var crawlers []string
-	c.path.pushKey("crawlers")
-	for i, cr := range w.list("crawlers") {
-		if cr, ok := cr.(*recordValue); ok {
-			c.path.pushIndex(i)
-			c.checkCrawler(cr)
-			c.path.pop()
-			crawlers = append(crawlers, cr.text("name"))
-		}
-	}
-	c.path.pop()
+	c.forEach(w, "crawlers", func(cr *recordValue) {
+		c.checkCrawler(cr)
+		crawlers = append(crawlers, cr.text("name"))
+	})
 	c.checkAliases(w)
 	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents"))}
 }
@@ -137,20 +139,13 @@ func (c *checker) checkAliases(w *recordValue) {
 			}
 		}
 	}
-	c.path.pushKey("search_aliases")
-	for i, a := range w.list("search_aliases") {
-		a, _ := a.(*recordValue)
-		expr, ok := a.get("alias").(string)
-		if !ok {
-			continue
+	c.forEach(w, "search_aliases", func(a *recordValue) {
+		if expr, ok := a.get("alias").(string); ok {
+			if err := scope.ValidateAlias(expr); err != nil {
+				c.problemAt("alias", "%s", err.Error())
+			}
 		}
-		if err := scope.ValidateAlias(expr); err != nil {
-			c.path.pushIndex(i)
-			c.problemAt("alias", "%s", err.Error())
-			c.path.pop()
-		}
-	}
-	c.path.pop()
+	})
 }
 
 // identsValue is the idents of a workspace in the shape of Workspace.Idents.

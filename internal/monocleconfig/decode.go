@@ -281,8 +281,7 @@ func (d *decoder) explain(alt *alternative, o object) string {
 
 // describeUnion says what a value of t may be, from its required fields.
 func describeUnion(t *union) string {
-	var maps []string
-	var names []string
+	var maps, names []string
 	for _, alt := range t.alts {
 		if alt.typ == nil {
 			names = append(names, "the string "+alt.name)

@@ -2,6 +2,7 @@ package monoclesearch
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -166,19 +167,11 @@ func zoneEnd(rs []rune, i int) (int, bool) {
 	if i > start {
 		return i, knownZone(string(rs[start:i]))
 	}
-	if i == len(rs) || rs[i] != '+' && rs[i] != '-' {
-		return i, false
-	}
-	if _, ok := twoDigits(rs, i+1); !ok {
-		return i, false
-	}
-	i += 3
-	if i < len(rs) && rs[i] == ':' {
-		i++
-	}
-	_, ok := twoDigits(rs, i)
-	return i + 2, ok
+	offset := zoneOffset.FindString(string(rs[i:]))
+	return i + len(offset), offset != ""
 }
+
+var zoneOffset = regexp.MustCompile(`^[-+][0-9]{2}:?[0-9]{2}`)
 
 // twoDigits reads the two digits at rs[i], if they are.
 func twoDigits(rs []rune, i int) (int, bool) {
@@ -190,18 +183,12 @@ func twoDigits(rs []rune, i int) (int, bool) {
 
 func knownZone(name string) bool {
 	upper := strings.ToUpper(name)
-	switch upper {
-	case "UT", "GMT", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT":
-		return true
-	}
-	if name == "UTC" {
+	if name == "UTC" || slices.Contains([]string{"UT", "GMT", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT"}, upper) {
 		return true
 	}
 	// getMilZone: one letter, A-Z but J, once uppercased.
-	if r, size := utf8.DecodeRuneInString(upper); size == len(upper) && utf8.RuneCountInString(name) == 1 {
-		return 'A' <= r && r <= 'Z' && r != 'J'
-	}
-	return false
+	r, size := utf8.DecodeRuneInString(upper)
+	return size == len(upper) && utf8.RuneCountInString(name) == 1 && 'A' <= r && r <= 'Z' && r != 'J'
 }
 
 // isDigit is Data.Char.isDigit: ASCII digits only.

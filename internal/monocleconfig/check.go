@@ -60,10 +60,7 @@ func (c *checker) forEach(r *recordValue, key string, f func(*recordValue)) {
 // a value that failed to decode is nil, and skipped.
 func (c *checker) check(value any) *Config {
 	out := &Config{}
-	cfg, ok := value.(*recordValue)
-	if !ok {
-		return out
-	}
+	cfg, _ := value.(*recordValue)
 	if auth, ok := cfg.get("auth").(*recordValue); ok {
 		c.path.pushKey("auth")
 		c.checkAuth(auth)
@@ -125,20 +122,18 @@ func (c *checker) checkAPIKey(w *recordValue) {
 // and group:X must name one of its projects or ident groups.
 func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
-	for _, p := range w.list("projects") {
-		p, _ := p.(*recordValue)
+	c.forEach(w, "projects", func(p *recordValue) {
 		if name, ok := p.get("name").(string); ok {
 			scope.Projects = append(scope.Projects, name)
 		}
-	}
-	for _, ident := range w.list("idents") {
-		ident, _ := ident.(*recordValue)
+	})
+	c.forEach(w, "idents", func(ident *recordValue) {
 		for _, g := range ident.list("groups") {
 			if g, ok := g.(string); ok {
 				scope.Groups = append(scope.Groups, g)
 			}
 		}
-	}
+	})
 	c.forEach(w, "search_aliases", func(a *recordValue) {
 		if expr, ok := a.get("alias").(string); ok {
 			if err := scope.ValidateAlias(expr); err != nil {

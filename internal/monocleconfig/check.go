@@ -99,21 +99,17 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 // CRAWLERS_API_KEY) names a variable getEnv' must find, at the start of the
 // API and of the crawler (src/Monocle/Config.hs, loadConfig).
 func (c *checker) checkAPIKey(w *recordValue) {
-	key, named := w.get("crawlers_api_key").(string)
-	if !named {
+	switch key, named := w.get("crawlers_api_key").(string); {
+	case !named:
 		if !c.envSet("CRAWLERS_API_KEY") {
 			c.problem("Monocle reads the crawlers' API key from CRAWLERS_API_KEY (no crawlers_api_key is set), which the pods do not get")
 		}
-		return
-	}
-	if c.envSet(key) {
-		return
-	}
-	if key == "HOSTNAME" {
+	case c.envSet(key):
+	case key == "HOSTNAME":
 		// src/Monocle/Api/Server.hs compares the key a crawler sends with
 		// the API's own value of the variable.
 		c.problemAt("crawlers_api_key", "names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
-	} else {
+	default:
 		c.problemAt("crawlers_api_key", "names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
 	}
 }

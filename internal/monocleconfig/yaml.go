@@ -334,15 +334,6 @@ func (m *measurer) measureMapping(n *yaml.Node, c cost, depth int) (cost, error)
 	return c, nil
 }
 
-// measureDocument checks root and what it expands to against the limits.
-// The measure stops at the first problem, an *Error; a limit passed is
-// the whole document's.
-func measureDocument(root *yaml.Node, limits Limits) error {
-	m := &measurer{limits: limits, memo: map[*yaml.Node]cost{}, pending: map[*yaml.Node]bool{}}
-	_, err := m.measure(root, 1)
-	return err
-}
-
 // object is a JSON object view of a mapping node, or of a YAML list of
 // {key, value} maps: dhall-json reads such a list as a record too
 // (JSONToDhall.hs, "key-value list ~> Record", on by default). It is built

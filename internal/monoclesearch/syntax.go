@@ -2,6 +2,7 @@ package monoclesearch
 
 import (
 	"cmp"
+	"slices"
 	"unicode"
 )
 
@@ -35,10 +36,12 @@ type token struct {
 
 // keywords are tried in Lexer.hs' order, each as a plain prefix
 // (Megaparsec's `symbol`, with no check of what follows).
-var keywords = []struct {
+var keywords = []keyword{{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot}}
+
+type keyword struct {
 	word string
 	kind tokenKind
-}{{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot}}
+}
 
 var punctuation = map[rune]tokenKind{':': tokEqual, '>': tokGreater, '<': tokLower, '(': tokOpen, ')': tokClose}
 
@@ -83,19 +86,15 @@ func hasPrefix(rs []rune, i int, word string) bool {
 func lex(rs []rune) ([]token, error) {
 	var toks []token
 	i := skipSpaces(rs, 0)
-next:
 	for i < len(rs) {
 		start := i
-		for _, kw := range keywords {
-			if hasPrefix(rs, i, kw.word) {
-				i = skipSpaces(rs, i+len(kw.word))
-				toks = append(toks, token{kind: kw.kind, start: start, end: i})
-				continue next
-			}
-		}
+		kw := slices.IndexFunc(keywords, func(kw keyword) bool { return hasPrefix(rs, start, kw.word) })
 		kind, isPunctuation := punctuation[rs[i]]
 		text := ""
 		switch {
+		case kw >= 0:
+			kind = keywords[kw].kind
+			i += len(keywords[kw].word)
 		case isPunctuation:
 			i++
 		case isValueChar(rs[i]):
@@ -119,7 +118,7 @@ next:
 			// Operators are not followed by spaces: "a: b" stops here.
 			return nil, &Error{Offset: i, Message: "Expected field value (spaces are not allowed after operator)"}
 		}
-		if kind != tokEqual && kind != tokGreater && kind != tokLower { // literals and parentheses swallow spaces
+		if kind != tokEqual && kind != tokGreater && kind != tokLower { // keywords, literals and parentheses swallow spaces
 			i = skipSpaces(rs, i)
 		}
 		toks = append(toks, token{kind: kind, text: text, start: start, end: i})

@@ -22,6 +22,13 @@ func (c *checker) problem(format string, args ...any) {
 	c.sink.problem(c.path, format, args...)
 }
 
+// problemAt is a problem with the value of key in the one checked.
+func (c *checker) problemAt(key, format string, args ...any) {
+	c.path.pushKey(key)
+	c.problem(format, args...)
+	c.path.pop()
+}
+
 func (c *checker) warn(format string, args ...any) {
 	if len(c.warnings) < maxIgnored {
 		c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
@@ -31,34 +38,37 @@ func (c *checker) warn(format string, args ...any) {
 // envSet is the env callback on a name as getenv sees it: GHC passes the
 // name as a C string, so it ends at a NUL.
 func (c *checker) envSet(name string) bool {
-	if i := strings.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
-	}
+	name, _, _ = strings.Cut(name, "\x00")
 	return c.env(name)
+}
+
+// forEach runs f on each record of the list at key in r, with the path at
+// it; a value that failed to decode is nil, and skipped.
+func (c *checker) forEach(r *recordValue, key string, f func(*recordValue)) {
+	c.path.pushKey(key)
+	for i, v := range r.list(key) {
+		if v, ok := v.(*recordValue); ok {
+			c.path.pushIndex(i)
+			f(v)
+			c.path.pop()
+		}
+	}
+	c.path.pop()
 }
 
 // check runs on a decoded config, or on what decoded of one that did not:
 // a value that failed to decode is nil, and skipped.
 func (c *checker) check(value any) *Config {
 	out := &Config{}
-	cfg, ok := value.(*recordValue)
-	if !ok {
-		return out
-	}
-	if auth := cfg.record("auth"); auth != nil {
+	cfg, _ := value.(*recordValue)
+	if auth, ok := cfg.get("auth").(*recordValue); ok {
 		c.path.pushKey("auth")
 		c.checkAuth(auth)
 		c.path.pop()
 	}
-	c.path.pushKey("workspaces")
-	for i, w := range cfg.list("workspaces") {
-		if w, ok := w.(*recordValue); ok {
-			c.path.pushIndex(i)
-			out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
-			c.path.pop()
-		}
-	}
-	c.path.pop()
+	c.forEach(cfg, "workspaces", func(w *recordValue) {
+		out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
+	})
 	out.Warnings = c.warnings
 	out.Tokens = c.tokens.result()
 	out.OIDC = c.oidc
@@ -67,28 +77,20 @@ func (c *checker) check(value any) *Config {
 
 func (c *checker) checkWorkspace(w *recordValue) Workspace {
 	name, named := w.get("name").(string)
-	c.path.pushKey("name")
 	// src/Monocle/Config.hs: FromDhall IndexName runs mkIndexName.
 	if p := indexNameProblem(name); named && p != "" {
-		c.problem("%s is not a valid index name: %s", quoteName(name), p)
+		c.problemAt("name", "%s is not a valid index name: %s", quoteName(name), p)
 	} else if p := elasticIndexProblem(name); named && p != "" {
-		c.problem("%s %s", quoteName(name), p)
+		c.problemAt("name", "%s %s", quoteName(name), p)
 	}
-	c.path.pop()
 	if c.env != nil {
 		c.checkAPIKey(w)
 	}
 	var crawlers []string
-	c.path.pushKey("crawlers")
-	for i, cr := range w.list("crawlers") {
-		if cr, ok := cr.(*recordValue); ok {
-			c.path.pushIndex(i)
-			c.checkCrawler(cr)
-			c.path.pop()
-			crawlers = append(crawlers, cr.text("name"))
-		}
-	}
-	c.path.pop()
+	c.forEach(w, "crawlers", func(cr *recordValue) {
+		c.checkCrawler(cr)
+		crawlers = append(crawlers, cr.text("name"))
+	})
 	c.checkAliases(w)
 	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents"))}
 }
@@ -97,66 +99,44 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 // CRAWLERS_API_KEY) names a variable getEnv' must find, at the start of the
 // API and of the crawler (src/Monocle/Config.hs, loadConfig).
 func (c *checker) checkAPIKey(w *recordValue) {
-	key, named := w.optionalText("crawlers_api_key")
-	if !named {
+	switch key, named := w.get("crawlers_api_key").(string); {
+	case !named:
 		if !c.envSet("CRAWLERS_API_KEY") {
 			c.problem("Monocle reads the crawlers' API key from CRAWLERS_API_KEY (no crawlers_api_key is set), which the pods do not get")
 		}
-		return
-	}
-	if c.envSet(key) {
-		return
-	}
-	c.path.pushKey("crawlers_api_key")
-	if key == "HOSTNAME" {
+	case c.envSet(key):
+	case key == "HOSTNAME":
 		// src/Monocle/Api/Server.hs compares the key a crawler sends with
 		// the API's own value of the variable.
-		c.problem("names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
-	} else {
-		c.problem("names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
+		c.problemAt("crawlers_api_key", "names HOSTNAME, which Kubernetes sets to each pod's own name: the crawler would send its name as the key and the API refuse it; name a variable of the Secrets in the pods' environment")
+	default:
+		c.problemAt("crawlers_api_key", "names the environment variable %s, which the pods do not all get with one value; Monocle exits at start without it", envName(key))
 	}
-	c.path.pop()
 }
 
 // checkAliases checks each search alias against its workspace: project:X
 // and group:X must name one of its projects or ident groups.
 func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
-	for _, p := range w.list("projects") {
-		if p, ok := p.(*recordValue); ok {
-			if name, ok := p.get("name").(string); ok {
-				scope.Projects = append(scope.Projects, name)
+	c.forEach(w, "projects", func(p *recordValue) {
+		if name, ok := p.get("name").(string); ok {
+			scope.Projects = append(scope.Projects, name)
+		}
+	})
+	c.forEach(w, "idents", func(ident *recordValue) {
+		for _, g := range ident.list("groups") {
+			if g, ok := g.(string); ok {
+				scope.Groups = append(scope.Groups, g)
 			}
 		}
-	}
-	for _, ident := range w.list("idents") {
-		if ident, ok := ident.(*recordValue); ok {
-			for _, g := range ident.list("groups") {
-				if g, ok := g.(string); ok {
-					scope.Groups = append(scope.Groups, g)
-				}
+	})
+	c.forEach(w, "search_aliases", func(a *recordValue) {
+		if expr, ok := a.get("alias").(string); ok {
+			if err := scope.ValidateAlias(expr); err != nil {
+				c.problemAt("alias", "%s", err.Error())
 			}
 		}
-	}
-	c.path.pushKey("search_aliases")
-	for i, a := range w.list("search_aliases") {
-		a, ok := a.(*recordValue)
-		if !ok {
-			continue
-		}
-		expr, ok := a.get("alias").(string)
-		if !ok {
-			continue
-		}
-		c.path.pushIndex(i)
-		c.path.pushKey("alias")
-		if err := scope.ValidateAlias(expr); err != nil {
-			c.problem("%s", err.Error())
-		}
-		c.path.pop()
-		c.path.pop()
-	}
-	c.path.pop()
+	})
 }
 
 // identsValue is the idents of a workspace in the shape of Workspace.Idents.
@@ -185,22 +165,17 @@ func (c *checker) checkCrawler(cr *recordValue) {
 	if !ok {
 		return
 	}
-	p := provider.payload
-
 	// src/Monocle/Backend/Index.hs: at start the API initializes each
 	// crawler's entities (I.ensureIndex, initCrawlerMetadata) and, for a new
 	// one, reads update_since with parseDateValue: "Invalid date format" is
 	// fatal. Crawlers without entities never read it (getCrawlerEntities).
 	if since, ok := cr.get("update_since").(string); ok && hasEntities(provider) && !ParsesDate(since) {
-		c.path.pushKey("update_since")
-		c.problem(`is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
-		c.path.pop()
+		c.problemAt("update_since", `is not a date Monocle reads: it must be YYYY-MM-DD, "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ; the API fails at start on it`)
 	}
 
-	if c.env == nil || p == nil {
-		return
+	if c.env != nil {
+		c.checkToken(provider)
 	}
-	c.checkToken(provider)
 }
 
 // hasEntities is whether getCrawlerEntities (src/Monocle/Backend/Index.hs)

@@ -33,6 +33,8 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Limits bound the work Parse does on one config.
@@ -181,8 +183,7 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(cutText(p.String(), 400))
 	}
-	total := max(e.Total, len(e.Problems))
-	if more := total - len(e.Problems); more > 0 {
+	if more := e.Total - len(e.Problems); more > 0 {
 		fmt.Fprintf(&b, "; and %d more", more)
 	}
 	return cutText(b.String(), maxMessage)
@@ -213,11 +214,11 @@ func ParseWithLimits(data []byte, env func(name string) bool, limits Limits) (*C
 	if err != nil {
 		return nil, single("", err.Error())
 	}
-	if err := measureDocument(root, limits); err != nil {
-		if e, ok := err.(*Error); ok {
-			return nil, e
-		}
-		return nil, single("", err.Error())
+	// What root expands to: the measure stops at the first problem, an
+	// *Error; a limit passed is the whole document's.
+	m := &measurer{limits: limits, memo: map[*yaml.Node]cost{}, pending: map[*yaml.Node]bool{}}
+	if _, err := m.measure(root, 1); err != nil {
+		return nil, err
 	}
 
 	s := &sink{}

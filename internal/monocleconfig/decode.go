@@ -2,6 +2,7 @@ package monocleconfig
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -14,39 +15,32 @@ import (
 // alternative, lists never omissible. Where Dhall stops at the first
 // mismatch, this goes on and reports every one.
 //
-// Decoded values: Text is a string, Natural is naturalValue{}, Bool is a
-// bool, List is []any, Optional is nil (None) or its value, a record is
+// Decoded values: Text is a string, Natural and Bool are true (their
+// values are not used), List is []any, Optional is nil (None) or its value, a record is
 // *recordValue, a union is *unionValue.
-
-type naturalValue struct{}
 
 type recordValue struct {
 	typ    *record
 	fields []any
 }
 
-// get is the value of the field called name (nil for an absent Optional).
-func (r *recordValue) get(name string) any { return r.fields[r.typ.index(name)] }
+// get is the value of the field called name: nil for an absent Optional,
+// or in a record that did not decode (nil).
+func (r *recordValue) get(name string) any {
+	if r == nil {
+		return nil
+	}
+	return r.fields[r.typ.index(name)]
+}
 
 func (r *recordValue) text(name string) string {
 	s, _ := r.get(name).(string)
 	return s
 }
 
-// optionalText is the value of an Optional Text field, if Some.
-func (r *recordValue) optionalText(name string) (string, bool) {
-	s, ok := r.get(name).(string)
-	return s, ok
-}
-
 func (r *recordValue) list(name string) []any {
 	l, _ := r.get(name).([]any)
 	return l
-}
-
-func (r *recordValue) record(name string) *recordValue {
-	v, _ := r.get(name).(*recordValue)
-	return v
 }
 
 type unionValue struct {
@@ -60,7 +54,6 @@ type sink struct {
 	problems     []Problem
 	problemCount int
 	ignored      []string
-	ignoredCount int
 	// quiet counts problems without writing them: trying an alternative of
 	// a union only needs to know whether it fits.
 	quiet bool
@@ -79,7 +72,6 @@ func (s *sink) problem(path pathStack, format string, args ...any) {
 func (s *sink) full() bool { return s.quiet || len(s.problems) >= maxProblems }
 
 func (s *sink) ignore(path pathStack) {
-	s.ignoredCount++
 	if len(s.ignored) < maxIgnored {
 		s.ignored = append(s.ignored, path.String())
 	}
@@ -115,17 +107,25 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 		d.problem("must be a string, not %s%s", k, hint)
 		return nil, false
 	case naturalType:
-		return d.decodeNatural(n)
+		if k := kindOf(n); k != jsonNumber {
+			d.problem("must be a whole number, not %s", k)
+			return nil, false
+		}
+		if s, _ := resolveScalar(deref(n)); !s.natural {
+			d.problem("must be a whole number, 0 or more")
+			return nil, false
+		}
+		return true, true // Some; the value itself is not used
 	case boolType:
 		if k := kindOf(n); k != jsonBool {
 			hint := ""
-			if s, ok := stringOf(n); ok && isYAML11Bool(s) {
+			if s, ok := stringOf(n); ok && slices.Contains([]string{"yes", "no", "on", "off", "y", "n"}, strings.ToLower(s)) {
 				hint = " (Monocle reads YAML 1.2, where yes, no, on and off are strings)"
 			}
 			d.problem("must be true or false, not %s%s", k, hint)
 			return nil, false
 		}
-		return true, true // Some; the value itself is not used
+		return true, true
 	case listType:
 		return d.decodeList(t, n)
 	case *record:
@@ -139,21 +139,6 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 		return d.decodeUnion(t, n)
 	}
 	panic(fmt.Sprintf("monocleconfig: unknown type %T", t))
-}
-
-func (d *decoder) decodeNatural(n *yaml.Node) (any, bool) {
-	n = deref(n)
-	if n.Kind == yaml.ScalarNode {
-		if s, _ := resolveScalar(n); s.kind == jsonNumber {
-			if s.natural {
-				return naturalValue{}, true
-			}
-			d.problem("must be a whole number, 0 or more")
-			return nil, false
-		}
-	}
-	d.problem("must be a whole number, not %s", kindOf(n))
-	return nil, false
 }
 
 func (d *decoder) decodeList(t listType, n *yaml.Node) (any, bool) {
@@ -176,18 +161,7 @@ func (d *decoder) decodeList(t listType, n *yaml.Node) (any, bool) {
 		}
 		ok = ok && elemOK
 	}
-	if out == nil {
-		return nil, ok
-	}
 	return out, ok
-}
-
-func isYAML11Bool(s string) bool {
-	switch strings.ToLower(s) {
-	case "yes", "no", "on", "off", "y", "n":
-		return true
-	}
-	return false
 }
 
 // decodeRecord is "object ~> Record": each field of the type from its key;
@@ -199,11 +173,11 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 	}
 	ok := true
 	for i, f := range t.fields {
-		value, present := o.get(f.name)
+		at, present := o.find(f.name)
 		d.path.pushKey(f.name)
 		switch {
 		case present:
-			v, fieldOK := d.decode(f.typ, value)
+			v, fieldOK := d.decode(f.typ, o.entries[at].value)
 			if out != nil {
 				out.fields[i] = v
 			}
@@ -219,7 +193,7 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 		return nil, ok
 	}
 	for _, e := range o.entries {
-		if !hasField(t, e.key) {
+		if t.index(e.key) < 0 {
 			d.path.pushKey(e.key)
 			d.sink.ignore(d.path)
 			d.path.pop()
@@ -231,15 +205,6 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 func isOptional(t dhallType) bool {
 	_, ok := t.(optionalType)
 	return ok
-}
-
-func hasField(t *record, name string) bool {
-	for _, f := range t.fields {
-		if f.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeUnion is "any ~> Union" with UFirst: every alternative is tried and
@@ -271,7 +236,7 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		}
 		shared := 0
 		for _, e := range o.entries {
-			if hasField(alt.typ, e.key) {
+			if alt.typ.index(e.key) >= 0 {
 				shared++
 			}
 		}
@@ -316,8 +281,7 @@ func (d *decoder) explain(alt *alternative, o object) string {
 
 // describeUnion says what a value of t may be, from its required fields.
 func describeUnion(t *union) string {
-	var maps []string
-	var names []string
+	var maps, names []string
 	for _, alt := range t.alts {
 		if alt.typ == nil {
 			names = append(names, "the string "+alt.name)

@@ -2,6 +2,7 @@ package monocleconfig
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -23,12 +24,11 @@ func asYAML11(text []byte) []byte {
 		line, next := cutLine(text[offset:])
 		switch {
 		case len(line) > 0 && line[0] == '%':
-			if at, version, ok := yamlVersion(line); ok && string(version) != "1.1" {
+			if v := yamlDirective.FindSubmatchIndex(line); v != nil && string(line[v[2]:v[3]]) != "1.1" {
 				if !copied {
 					out, copied = bytes.Clone(text), true
 				}
-				start := offset + at
-				copy(out[start:], "1.1"+strings.Repeat(" ", len(version)-3))
+				copy(out[offset+v[2]:], "1.1"+strings.Repeat(" ", v[3]-v[2]-3))
 			}
 		case len(bytes.TrimLeft(line, " \t")) == 0 || bytes.TrimLeft(line, " \t")[0] == '#':
 		default:
@@ -39,27 +39,9 @@ func asYAML11(text []byte) []byte {
 	return out
 }
 
-// yamlVersion finds the version of a %YAML directive line: where it is and
-// what it is, when HsYAML reads its major as 1 (digits "." digits).
-func yamlVersion(line []byte) (at int, version []byte, ok bool) {
-	rest, found := bytes.CutPrefix(line, []byte("%YAML"))
-	if !found || len(rest) == 0 || rest[0] != ' ' && rest[0] != '\t' {
-		return 0, nil, false
-	}
-	trimmed := bytes.TrimLeft(rest, " \t")
-	at = len(line) - len(trimmed)
-	end := bytes.IndexAny(trimmed, " \t")
-	if end < 0 {
-		end = len(trimmed)
-	}
-	version = trimmed[:end]
-	major, minor, dot := bytes.Cut(version, []byte("."))
-	if !dot || len(major) == 0 || len(minor) == 0 || !allDigits(string(major), isDecimal) || !allDigits(string(minor), isDecimal) ||
-		string(bytes.TrimLeft(major, "0")) != "1" {
-		return 0, nil, false
-	}
-	return at, version, true
-}
+// yamlDirective is a %YAML directive line whose version HsYAML reads with
+// a major of 1 (digits "." digits), the version in its first submatch.
+var yamlDirective = regexp.MustCompile(`^%YAML[ \t]+(0*1\.[0-9]+)(?:[ \t]|$)`)
 
 // cutLine returns the first line of text (without its break) and the
 // offset, in text, of the next one. Breaks are yaml.v3's, CR LF being one.
@@ -131,15 +113,10 @@ func markNonSpecific(root *yaml.Node, text []byte) {
 
 // hasLoneBang: text holds a "!" followed by a blank, a break or its end.
 func hasLoneBang(text []byte) bool {
-	for i := bytes.IndexByte(text, '!'); i >= 0; {
-		if i+1 == len(text) || isBlankOrBreak(text, i+1) {
+	for i, c := range text {
+		if c == '!' && (i+1 == len(text) || isBlankOrBreak(text, i+1)) {
 			return true
 		}
-		j := bytes.IndexByte(text[i+1:], '!')
-		if j < 0 {
-			return false
-		}
-		i += 1 + j
 	}
 	return false
 }

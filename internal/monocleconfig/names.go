@@ -1,6 +1,7 @@
 package monocleconfig
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -70,15 +71,10 @@ func quoteName(name string) string {
 // a long run without underscore), since a user may have pasted the secret
 // itself where its variable's name belongs.
 func envName(name string) string {
-	looksLikeName := name != "" && len(name) <= 64 && (len(name) < 16 || strings.Contains(name, "_"))
-	for i := range len(name) {
-		c := name[i]
-		if !(c == '_' || 'A' <= c && c <= 'Z' || i > 0 && isDecimal(c)) {
-			looksLikeName = false
-		}
-	}
-	if looksLikeName {
+	if envNameForm.MatchString(name) && len(name) <= 64 && (len(name) < 16 || strings.Contains(name, "_")) {
 		return name
 	}
 	return "(value not shown)"
 }
+
+var envNameForm = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)

@@ -2,8 +2,8 @@ package monocleconfig
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // go.yaml.in/yaml/v3 builds a whole node graph before anything can look at
@@ -116,9 +116,9 @@ func boundYAML(data []byte) yamlBound {
 	data = utf8Stream(data)
 	b := yamlBound{nodes: 3}
 	for len(data) > 0 {
-		line, rest := cutYAMLLine(data)
+		line, next := cutLine(data)
 		b.add(line)
-		data = rest
+		data = data[next:]
 	}
 	return b
 }
@@ -131,7 +131,7 @@ func (b *yamlBound) add(line []byte) {
 	if len(line) > 0 && line[0] == '%' {
 		b.directiveLines++
 	}
-	if len(line) >= 3 && line[0] == '-' && line[1] == '-' && line[2] == '-' && blankzAt(line, 3) {
+	if bytes.HasPrefix(line, []byte("---")) && blankzAt(line, 3) {
 		b.nodes += 2
 	}
 	s := lineScan{b: b, line: line, start: true, content: true, first: true,
@@ -186,16 +186,12 @@ func (s *lineScan) step() bool {
 		}
 		s.start, s.content = false, false
 	case '-':
-		switch {
-		case !s.start:
-		case blankzAt(line, i+1):
-			b.nodes += 1 + emptyAfter(line, i+1) + nesting
-			s.plain = false
-		case s.content:
-			b.nodes++ // a plain scalar
-			s.plain = afterBlank
+		if !s.start || !blankzAt(line, i+1) {
+			s.other(c, afterBlank, nesting) // not a block entry: as any other byte
+			break
 		}
-		s.start, s.content = false, false
+		b.nodes += 1 + emptyAfter(line, i+1) + nesting
+		s.start, s.content, s.plain = false, false, false
 	case ':':
 		if s.start || blankzAt(line, i+1) {
 			b.nodes += 1 + emptyAfter(line, i+1)
@@ -291,14 +287,8 @@ func isPlainChar(c byte) bool {
 // next token may be on another line; before ',', ']' or '}' the node is
 // empty.
 func emptyAfter(line []byte, i int) int {
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i++
-	}
-	if i == len(line) {
-		return 1
-	}
-	switch line[i] {
-	case '#', ',', ']', '}', 0:
+	rest := bytes.TrimLeft(line[i:], " \t")
+	if len(rest) == 0 || bytes.IndexByte([]byte("#,]}\x00"), rest[0]) >= 0 {
 		return 1
 	}
 	return 0
@@ -317,52 +307,23 @@ func isAnchorChar(c byte) bool {
 	return '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '_' || c == '-'
 }
 
-// cutYAMLLine splits data at its first line break, as yaml.v3 knows them
-// (is_break): CR, LF, NEL, LS and PS. A CR LF is two breaks around an empty
-// line, which counts nothing.
-func cutYAMLLine(data []byte) (line, rest []byte) {
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '\n', '\r':
-			return data[:i], data[i+1:]
-		case 0xC2:
-			if i+1 < len(data) && data[i+1] == 0x85 {
-				return data[:i], data[i+2:]
-			}
-		case 0xE2:
-			if i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9) {
-				return data[:i], data[i+3:]
-			}
-		}
-	}
-	return data, nil
-}
-
 // utf8Stream is the text yaml.v3 reads from data
 // (yaml_parser_determine_encoding): UTF-16 after its byte order mark
 // decoded to UTF-8, a leading UTF-8 byte order mark dropped. Invalid UTF-16
 // decodes to U+FFFD here, where yaml.v3 stops with an error.
 func utf8Stream(data []byte) []byte {
-	var bigEndian bool
+	var order binary.ByteOrder
 	switch {
 	case bytes.HasPrefix(data, []byte("\xff\xfe")):
+		order = binary.LittleEndian
 	case bytes.HasPrefix(data, []byte("\xfe\xff")):
-		bigEndian = true
+		order = binary.BigEndian
 	default:
 		return bytes.TrimPrefix(data, bom)
 	}
-	data = data[2:]
-	units := make([]uint16, len(data)/2)
+	units := make([]uint16, len(data)/2-1)
 	for i := range units {
-		lo, hi := data[2*i], data[2*i+1]
-		if bigEndian {
-			lo, hi = hi, lo
-		}
-		units[i] = uint16(lo) | uint16(hi)<<8
+		units[i] = order.Uint16(data[2+2*i:])
 	}
-	out := make([]byte, 0, len(data)*3/2)
-	for _, r := range utf16.Decode(units) {
-		out = utf8.AppendRune(out, r)
-	}
-	return out
+	return []byte(string(utf16.Decode(units)))
 }

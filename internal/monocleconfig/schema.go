@@ -1,5 +1,7 @@
 package monocleconfig
 
+import "slices"
+
 // The type Monocle 1.11.2 reads its config as: schemas/monocle/config/
 // Config/Type.dhall and the files it imports, one Go value per Dhall file.
 // dhall-json normalizes the type before reading (JSONToDhall.hs, dhallFromJSON:
@@ -19,7 +21,6 @@ type optionalType struct{ elem dhallType }
 
 // record is a Dhall record type; fields in the schema file's order.
 type record struct {
-	name   string
 	fields []field
 }
 
@@ -58,48 +59,44 @@ var (
 func listOf(t dhallType) dhallType   { return listType{t} }
 func optional(t dhallType) dhallType { return optionalType{t} }
 
+// index is the position of the field called name, -1 when there is none.
 func (r *record) index(name string) int {
-	for i, f := range r.fields {
-		if f.name == name {
-			return i
-		}
-	}
-	panic("monocleconfig: no field " + name + " in " + r.name)
+	return slices.IndexFunc(r.fields, func(f field) bool { return f.name == name })
 }
 
 // Provider records: schemas/monocle/config/Provider/*/Type.dhall.
 var (
-	bugzillaType = &record{name: "Bugzilla", fields: []field{
+	bugzillaType = &record{fields: []field{
 		{"bugzilla_url", text},
 		{"bugzilla_token", optional(text)},
 		{"bugzilla_products", optional(listOf(text))},
 	}}
-	gerritType = &record{name: "Gerrit", fields: []field{
+	gerritType = &record{fields: []field{
 		{"gerrit_url", text},
 		{"gerrit_login", optional(text)},
 		{"gerrit_password", optional(text)},
 		{"gerrit_prefix", optional(text)},
 		{"gerrit_repositories", optional(listOf(text))},
 	}}
-	githubType = &record{name: "Github", fields: []field{
+	githubType = &record{fields: []field{
 		{"github_url", optional(text)},
 		{"github_token", optional(text)},
 		{"github_organization", text},
 		{"github_repositories", optional(listOf(text))},
 	}}
-	githubApplicationType = &record{name: "GithubApplication", fields: []field{
+	githubApplicationType = &record{fields: []field{
 		{"github_app_url", optional(text)},
 		{"github_app_id", text},
 		{"github_app_key_path", text},
 		{"github_app_organization", optional(text)},
 		{"github_app_repositories", optional(listOf(text))},
 	}}
-	githubUserType = &record{name: "GithubUser", fields: []field{
+	githubUserType = &record{fields: []field{
 		{"github_url", optional(text)},
 		{"github_token", optional(text)},
 		{"github_users", listOf(text)},
 	}}
-	gitlabType = &record{name: "Gitlab", fields: []field{
+	gitlabType = &record{fields: []field{
 		{"gitlab_url", optional(text)},
 		{"gitlab_token", optional(text)},
 		{"gitlab_organization", text},
@@ -130,14 +127,14 @@ var providerType = &union{name: "provider", alts: []alternative{
 }}
 
 // schemas/monocle/config/Crawler/Type.dhall
-var crawlerType = &record{name: "Crawler", fields: []field{
+var crawlerType = &record{fields: []field{
 	{"name", text},
 	{"update_since", text},
 	{"provider", providerType},
 }}
 
 // schemas/monocle/config/Project/Type.dhall
-var projectType = &record{name: "Project", fields: []field{
+var projectType = &record{fields: []field{
 	{"name", text},
 	{"repository_regex", optional(text)},
 	{"branch_regex", optional(text)},
@@ -145,14 +142,14 @@ var projectType = &record{name: "Project", fields: []field{
 }}
 
 // schemas/monocle/config/Ident/Type.dhall
-var identType = &record{name: "Ident", fields: []field{
+var identType = &record{fields: []field{
 	{"ident", text},
 	{"aliases", listOf(text)},
 	{"groups", optional(listOf(text))},
 }}
 
 // schemas/monocle/config/SearchAlias/Type.dhall
-var searchAliasType = &record{name: "SearchAlias", fields: []field{
+var searchAliasType = &record{fields: []field{
 	{"name", text},
 	{"alias", text},
 }}
@@ -161,7 +158,7 @@ var searchAliasType = &record{name: "SearchAlias", fields: []field{
 // src/Monocle/Config.hs). Its default.dhall makes crawlers optional in Dhall,
 // not in YAML: dhall-json reads the type, and a List is required
 // (omissibleLists is off in defaultConversion).
-var workspaceType = &record{name: "Workspace", fields: []field{
+var workspaceType = &record{fields: []field{
 	{"name", text},
 	{"crawlers_api_key", optional(text)},
 	{"crawlers", listOf(crawlerType)},
@@ -172,28 +169,28 @@ var workspaceType = &record{name: "Workspace", fields: []field{
 
 // schemas/monocle/config/Link/Type.dhall and About/Type.dhall
 var (
-	linkType = &record{name: "Link", fields: []field{
+	linkType = &record{fields: []field{
 		{"name", text},
 		{"url", text},
 		{"category", optional(text)},
 	}}
-	aboutType = &record{name: "About", fields: []field{
+	aboutType = &record{fields: []field{
 		{"links", listOf(linkType)},
 	}}
 )
 
 // schemas/monocle/config/Crawlers/Type.dhall
-var crawlersType = &record{name: "Crawlers", fields: []field{
+var crawlersType = &record{fields: []field{
 	{"loop_delay_sec", optional(natural)},
 }}
 
 // schemas/monocle/config/AuthProvider/*/Type.dhall
 var (
-	githubAuthType = &record{name: "GithubAuth", fields: []field{
+	githubAuthType = &record{fields: []field{
 		{"github_oauth_name", text},
 		{"github_oauth_client_id", text},
 	}}
-	oidcType = &record{name: "OIDC", fields: []field{
+	oidcType = &record{fields: []field{
 		{"oidc_provider_name", text},
 		{"oidc_issuer_url", text},
 		{"oidc_client_id", text},
@@ -214,7 +211,7 @@ var authProviderType = &union{name: "auth provider", alts: []alternative{
 }}
 
 // schemas/monocle/config/Auth/Type.dhall
-var authType = &record{name: "Auth", fields: []field{
+var authType = &record{fields: []field{
 	{"enforce_auth", optional(boolean)},
 	{"auth_provider", authProviderType},
 	{"extra_auth_providers", optional(listOf(authProviderType))},
@@ -222,7 +219,7 @@ var authType = &record{name: "Auth", fields: []field{
 
 // configType is schemas/monocle/config/Config/Type.dhall, the type
 // loadConfigWithoutEnv gives dhallFromYaml (src/Monocle/Config.hs).
-var configType = &record{name: "Config", fields: []field{
+var configType = &record{fields: []field{
 	{"about", optional(aboutType)},
 	{"auth", optional(authType)},
 	{"crawlers", optional(crawlersType)},

@@ -98,7 +98,7 @@ func (t *tokenCheck) add(path, variable string, missing bool, key, login string)
 // the config's order: whatever the count, the ones that exit are named.
 func (t *tokenCheck) result() Tokens {
 	out := Tokens{Count: len(t.all)}
-	exits, skips := 0, 0
+	listed := map[bool]int{} // by Exits
 	for i := range t.all {
 		m := &t.all[i]
 		if c := t.shared[t.keys[i]]; c != nil && c.count >= 2 {
@@ -109,15 +109,10 @@ func (t *tokenCheck) result() Tokens {
 			m.Exits, m.Why = true, fmt.Sprintf(whyShared, c.login, other)
 		}
 		out.Exits = out.Exits || m.Exits
-		switch {
-		case m.Exits && exits < maxIgnored:
-			exits++
-		case !m.Exits && skips < maxIgnored:
-			skips++
-		default:
-			continue
+		if listed[m.Exits] < maxIgnored {
+			listed[m.Exits]++
+			out.Missing = append(out.Missing, *m)
 		}
-		out.Missing = append(out.Missing, *m)
 	}
 	return out
 }
@@ -127,7 +122,7 @@ func (t *tokenCheck) result() Tokens {
 func (c *checker) checkToken(provider *unionValue) {
 	p := provider.payload
 	read := func(field, fallback, key, login string) {
-		name, named := p.optionalText(field)
+		name, named := p.get(field).(string)
 		if !named {
 			name = fallback
 		}
@@ -142,7 +137,7 @@ func (c *checker) checkToken(provider *unionValue) {
 		read("bugzilla_token", "BUGZILLA_TOKEN", "bugzilla\x00"+p.text("bugzilla_url"), "")
 	case altGerrit:
 		// Without a login, no password is read.
-		if login, ok := p.optionalText("gerrit_login"); ok {
+		if login, ok := p.get("gerrit_login").(string); ok {
 			read("gerrit_password", "GERRIT_PASSWORD", "gerrit\x00"+p.text("gerrit_url")+"\x00"+login, " and Gerrit login")
 		}
 	}

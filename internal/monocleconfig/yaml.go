@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -61,113 +64,79 @@ const (
 	tagNull  = "!!null"
 )
 
+// coreTags are the core schema's tags other than !!str, in the order a
+// plain scalar without a tag is tried as each.
+var coreTags = []string{tagNull, tagBool, tagInt, tagFloat}
+
 // resolveScalar gives the JSON value HsYAML-aeson makes of a scalar node.
 func resolveScalar(n *yaml.Node) (scalar, error) {
 	quotedOrBlock := yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
 	switch {
-	case n.Style&yaml.TaggedStyle != 0:
-		return resolveTagged(n.Tag, n.Value)
+	case n.Style&yaml.TaggedStyle != 0: // read by its tag, below
 	case n.Style&quotedOrBlock != 0:
 		// HsYAML: a non-plain scalar without a tag has the "!" tag: a string.
 		return scalar{kind: jsonString, text: n.Value}, nil
-	}
-	v := n.Value
-	switch {
-	case isCoreNull(v):
-		return scalar{kind: jsonNull}, nil
-	case isCoreBool(v):
-		return scalar{kind: jsonBool}, nil
-	}
-	if nonNegative, ok := coreInt(v); ok {
-		return scalar{kind: jsonNumber, natural: nonNegative}, nil
-	}
-	if f, ok := coreFloat(v); ok {
-		return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, nil
-	}
-	return scalar{kind: jsonString, text: v}, nil
-}
-
-func resolveTagged(tag, v string) (scalar, error) {
-	switch tag {
-	case tagStr:
-		return scalar{kind: jsonString, text: v}, nil
-	case tagNull:
-		if isCoreNull(v) {
-			return scalar{kind: jsonNull}, nil
-		}
-	case tagBool:
-		if isCoreBool(v) {
-			return scalar{kind: jsonBool}, nil
-		}
-	case tagInt:
-		if nonNegative, ok := coreInt(v); ok {
-			return scalar{kind: jsonNumber, natural: nonNegative}, nil
-		}
-	case tagFloat:
-		if f, ok := coreFloat(v); ok {
-			return scalar{kind: jsonNumber, natural: floatIsNatural(f)}, nil
-		}
 	default:
-		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", shortText(tag))
-	}
-	return scalar{}, fmt.Errorf("a scalar that is not a valid %s", tag)
-}
-
-func isCoreNull(v string) bool {
-	switch v {
-	case "", "null", "Null", "NULL", "~":
-		return true
-	}
-	return false
-}
-
-func isCoreBool(v string) bool {
-	switch v {
-	case "true", "True", "TRUE", "false", "False", "FALSE":
-		return true
-	}
-	return false
-}
-
-func allDigits(s string, digit func(byte) bool) bool {
-	for i := range len(s) {
-		if !digit(s[i]) {
-			return false
+		// A plain one is the first of coreTags it reads as, else a string.
+		for _, tag := range coreTags {
+			if s, ok := resolveAs(tag, n.Value); ok {
+				return s, nil
+			}
 		}
+		return scalar{kind: jsonString, text: n.Value}, nil
 	}
-	return true
+	switch {
+	case n.Tag == tagStr:
+		return scalar{kind: jsonString, text: n.Value}, nil
+	case !slices.Contains(coreTags, n.Tag):
+		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", shortText(n.Tag))
+	}
+	if s, ok := resolveAs(n.Tag, n.Value); ok {
+		return s, nil
+	}
+	return scalar{}, fmt.Errorf("a scalar that is not a valid %s", n.Tag)
 }
 
-func isDecimal(c byte) bool { return '0' <= c && c <= '9' }
-func isOctal(c byte) bool   { return '0' <= c && c <= '7' }
-func isHex(c byte) bool {
-	return isDecimal(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+// resolveAs reads v as one of coreTags.
+func resolveAs(tag, v string) (scalar, bool) {
+	switch tag {
+	case tagNull:
+		return scalar{kind: jsonNull}, slices.Contains([]string{"", "null", "Null", "NULL", "~"}, v)
+	case tagBool:
+		return scalar{kind: jsonBool}, slices.Contains([]string{"true", "True", "TRUE", "false", "False", "FALSE"}, v)
+	case tagInt:
+		nonNegative, ok := coreInt(v)
+		return scalar{kind: jsonNumber, natural: nonNegative}, ok
+	}
+	// Whether aeson's number made from the Double (realToFrac, that is via
+	// toRational) is a non-negative integer. GHC's toRational of +Infinity
+	// is 2^1024 and of NaN is -1.5*2^1024, as the comparisons say of them.
+	f, ok := coreFloat(v)
+	return scalar{kind: jsonNumber, natural: f >= 0 && f == math.Trunc(f)}, ok
 }
 
 // coreInt is HsYAML's coreDecodeInt: [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+.
 // It reports whether the integer is not negative.
 func coreInt(v string) (nonNegative, ok bool) {
-	switch {
-	case v == "":
-		return false, false
-	case strings.HasPrefix(v, "0x"):
-		return true, len(v) > 2 && allDigits(v[2:], isHex)
-	case strings.HasPrefix(v, "0o"):
-		return true, len(v) > 2 && allDigits(v[2:], isOctal)
-	case allDigits(v, isDecimal):
-		return true, true
-	case v[0] == '+' && len(v) > 1 && allDigits(v[1:], isDecimal):
-		return true, true
-	case v[0] == '-' && len(v) > 1 && allDigits(v[1:], isDecimal):
-		return strings.Trim(v[1:], "0") == "", true
+	if hex, found := strings.CutPrefix(v, "0x"); found {
+		return true, hex != "" && strings.Trim(hex, "0123456789abcdefABCDEF") == ""
 	}
-	return false, false
+	if octal, found := strings.CutPrefix(v, "0o"); found {
+		return true, octal != "" && strings.Trim(octal, "01234567") == ""
+	}
+	digits := v
+	if v != "" && (v[0] == '+' || v[0] == '-') {
+		digits = v[1:]
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false, false
+	}
+	return v[0] != '-' || strings.Trim(digits, "0") == "", true
 }
 
-// coreFloat is HsYAML's coreDecodeFloat:
-// [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
-// plus .inf/.nan spellings. Haskell's read and Go's ParseFloat both round
-// correctly, and both give an infinity past the range of a Double.
+// coreFloat is HsYAML's coreDecodeFloat, with the number it reads. Haskell's
+// read and Go's ParseFloat both round correctly, and both give an infinity
+// past the range of a Double.
 func coreFloat(v string) (float64, bool) {
 	switch v {
 	case ".nan", ".NaN", ".NAN":
@@ -177,62 +146,16 @@ func coreFloat(v string) (float64, bool) {
 	case "-.inf", "-.Inf", "-.INF":
 		return math.Inf(-1), true
 	}
-	i := 0
-	if i < len(v) && (v[i] == '-' || v[i] == '+') {
-		i++
-	}
-	intStart := i
-	for i < len(v) && isDecimal(v[i]) {
-		i++
-	}
-	intDigits := i - intStart
-	if i < len(v) && v[i] == '.' {
-		i++
-		fracStart := i
-		for i < len(v) && isDecimal(v[i]) {
-			i++
-		}
-		if intDigits == 0 && i == fracStart {
-			return 0, false
-		}
-	} else if intDigits == 0 {
+	// Most scalars have a byte no number has: they are refused without the
+	// regular expression, which costs more.
+	if strings.Trim(v, "0123456789+-.eE") != "" || !coreFloatForm.MatchString(v) {
 		return 0, false
 	}
-	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
-		i++
-		if i < len(v) && (v[i] == '-' || v[i] == '+') {
-			i++
-		}
-		expStart := i
-		for i < len(v) && isDecimal(v[i]) {
-			i++
-		}
-		if i == expStart {
-			return 0, false
-		}
-	}
-	if i != len(v) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, false
-	}
+	f, _ := strconv.ParseFloat(v, 64)
 	return f, true
 }
 
-// floatIsNatural says whether aeson's number made from the Double
-// (realToFrac, that is via toRational) is a non-negative integer. GHC's
-// toRational of +Infinity is 2^1024 and of NaN is -1.5*2^1024.
-func floatIsNatural(f float64) bool {
-	switch {
-	case math.IsNaN(f):
-		return false
-	case math.IsInf(f, 0):
-		return f > 0
-	}
-	return f >= 0 && f == math.Trunc(f)
-}
+var coreFloatForm = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 
 // deref follows an alias to the node it names. yaml.v3 registers anchors on
 // scalars, sequences and mappings only, so one step is enough.
@@ -318,29 +241,22 @@ type measurer struct {
 	path    pathStack
 }
 
-// limitError stops the measure as soon as a part of the graph is over a limit.
-type limitError struct{ msg string }
-
-func (e *limitError) Error() string { return e.msg }
-
-func (m *measurer) add(a, b cost) cost {
+// add sums a and b, and checks the sum against the limits.
+func (m *measurer) add(a, b cost) (cost, error) {
 	// Saturate: a few levels of aliases to aliases reach any number.
-	return cost{nodes: min(a.nodes+b.nodes, math.MaxInt64/4), bytes: min(a.bytes+b.bytes, math.MaxInt64/4)}
-}
-
-func (m *measurer) check(c cost) error {
+	c := cost{nodes: min(a.nodes+b.nodes, math.MaxInt64/4), bytes: min(a.bytes+b.bytes, math.MaxInt64/4)}
 	if c.nodes > m.limits.MaxNodes {
-		return &limitError{fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes)}
+		return c, single("", fmt.Sprintf("the YAML expands to more than %d nodes (aliases count as what they expand to)", m.limits.MaxNodes))
 	}
 	if c.bytes > m.limits.MaxExpandedBytes {
-		return &limitError{fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes)}
+		return c, single("", fmt.Sprintf("the YAML expands to more than %d bytes of text (aliases count as what they expand to)", m.limits.MaxExpandedBytes))
 	}
-	return nil
+	return c, nil
 }
 
 func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 	if depth > m.limits.MaxDepth {
-		return cost{}, &limitError{fmt.Sprintf("the YAML nests deeper than %d levels", m.limits.MaxDepth)}
+		return cost{}, single("", fmt.Sprintf("the YAML nests deeper than %d levels", m.limits.MaxDepth))
 	}
 	if n.Kind == yaml.AliasNode {
 		target := n.Alias
@@ -351,8 +267,7 @@ func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 		if err != nil {
 			return cost{}, err
 		}
-		c = m.add(c, cost{nodes: 1})
-		return c, m.check(c)
+		return m.add(c, cost{nodes: 1})
 	}
 	if n.Anchor != "" {
 		if c, ok := m.memo[n]; ok {
@@ -376,8 +291,7 @@ func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 			if err != nil {
 				return cost{}, err
 			}
-			c = m.add(c, cc)
-			if err := m.check(c); err != nil {
+			if c, err = m.add(c, cc); err != nil {
 				return cost{}, err
 			}
 		}
@@ -413,19 +327,11 @@ func (m *measurer) measureMapping(n *yaml.Node, c cost, depth int) (cost, error)
 		if err != nil {
 			return cost{}, err
 		}
-		c = m.add(m.add(c, kc), vc)
-		if err := m.check(c); err != nil {
+		if c, err = m.add(c, cost{kc.nodes + vc.nodes, kc.bytes + vc.bytes}); err != nil {
 			return cost{}, err
 		}
 	}
 	return c, nil
-}
-
-// measureDocument checks root and what it expands to against the limits.
-func measureDocument(root *yaml.Node, limits Limits) error {
-	m := &measurer{limits: limits, memo: map[*yaml.Node]cost{}, pending: map[*yaml.Node]bool{}}
-	_, err := m.measure(root, 1)
-	return err
 }
 
 // object is a JSON object view of a mapping node, or of a YAML list of
@@ -445,13 +351,6 @@ type objectEntry struct {
 
 // indexedObject is the number of keys past which an object gets an index.
 const indexedObject = 16
-
-func (o *object) get(key string) (*yaml.Node, bool) {
-	if i, ok := o.find(key); ok {
-		return o.entries[i].value, true
-	}
-	return nil, false
-}
 
 func (o *object) find(key string) (int, bool) {
 	if o.index != nil {
@@ -549,7 +448,7 @@ func (p pathStack) String() string {
 		switch {
 		case s.index >= 0:
 			fmt.Fprintf(&b, "[%d]", s.index)
-		case isPlainKey(s.key):
+		case plainKey.MatchString(s.key):
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
@@ -565,18 +464,8 @@ func (p pathStack) errorf(format string, args ...any) error {
 	return single(p.String(), fmt.Sprintf(format, args...))
 }
 
-func isPlainKey(k string) bool {
-	if k == "" || len(k) > 64 || isDecimal(k[0]) || k[0] == '-' {
-		return false
-	}
-	for i := range len(k) {
-		c := k[i]
-		if !(c == '_' || c == '-' || isDecimal(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
+// plainKey is a key that a path shows as it is, not quoted.
+var plainKey = regexp.MustCompile(`^[A-Za-z_][-\w]{0,63}$`)
 
 // shortText cuts s to a length fit for a message.
 func shortText(s string) string { return cutText(s, 64) }
@@ -586,10 +475,8 @@ func cutText(s string, max int) string {
 		return s
 	}
 	cut := max
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "..."
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -62,14 +62,6 @@ type Workspace struct {
 }
 
 // ValidateAlias reports whether expr is a query Monocle 1.11.2's API accepts
-// as a search alias at start, in a workspace with no projects and no idents
-// (where `project:` and `group:` name nothing). Use Workspace.ValidateAlias
-// for a workspace that has some.
-func ValidateAlias(expr string) error {
-	return Workspace{}.ValidateAlias(expr)
-}
-
-// ValidateAlias reports whether expr is a query Monocle 1.11.2's API accepts
 // as a search alias of the workspace ws at start. The error is an *Error.
 func (ws Workspace) ValidateAlias(expr string) error {
 	if len(expr) > MaxLength {

@@ -304,16 +304,8 @@ func TestValidateAlias(t *testing.T) {
 	}
 }
 
-func TestValidateAliasIsEmptyWorkspace(t *testing.T) {
-	for _, alias := range []string{"state:open", "project:zuul", "group:core", "bad:x"} {
-		if got, want := fmt.Sprint(ValidateAlias(alias)), fmt.Sprint(Workspace{}.ValidateAlias(alias)); got != want {
-			t.Errorf("ValidateAlias(%q) = %s, Workspace{}.ValidateAlias = %s", alias, got, want)
-		}
-	}
-}
-
 func TestErrorMessage(t *testing.T) {
-	err := ValidateAlias("tag:x state:closed")
+	err := Workspace{}.ValidateAlias("tag:x state:closed")
 	if got, want := err.Error(), "Invalid value for state: closed (at character 6)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -364,7 +356,7 @@ func BenchmarkValidateAlias(b *testing.B) {
 	} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if err := ValidateAlias(alias); err != nil {
+				if err := (Workspace{}).ValidateAlias(alias); err != nil {
 					b.Fatal(err)
 				}
 			}

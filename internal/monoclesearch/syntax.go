@@ -1,6 +1,10 @@
 package monoclesearch
 
-import "unicode"
+import (
+	"cmp"
+	"slices"
+	"unicode"
+)
 
 // The lexer and parser of Monocle's query language, after
 // src/Monocle/Search/Lexer.hs and src/Monocle/Search/Parser.hs (tag 1.11.2).
@@ -32,19 +36,20 @@ type token struct {
 
 // keywords are tried in Lexer.hs' order, each as a plain prefix
 // (Megaparsec's `symbol`, with no check of what follows).
-var keywords = []struct {
+var keywords = []keyword{{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot}}
+
+type keyword struct {
 	word string
 	kind tokenKind
-}{{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot}}
+}
+
+var punctuation = map[rune]tokenKind{':': tokEqual, '>': tokGreater, '<': tokLower, '(': tokOpen, ')': tokClose}
 
 // isHaskellSpace is Data.Char.isSpace, the space Megaparsec's `space` skips:
-// ASCII \t..\r and ' ', U+00A0, and the other Unicode space separators (Zs);
+// ASCII \t..\r, and the Unicode space separators (Zs: ' ', U+00A0, ...);
 // unlike Go's unicode.IsSpace, not U+0085, U+2028 or U+2029.
 func isHaskellSpace(r rune) bool {
-	if r <= 0x377 {
-		return r == ' ' || (r >= '\t' && r <= '\r') || r == 0xA0
-	}
-	return unicode.Is(unicode.Zs, r)
+	return '\t' <= r && r <= '\r' || unicode.Is(unicode.Zs, r)
 }
 
 // isValueChar is Lexer.hs' unquoted literal character: anything but
@@ -81,37 +86,23 @@ func hasPrefix(rs []rune, i int, word string) bool {
 func lex(rs []rune) ([]token, error) {
 	var toks []token
 	i := skipSpaces(rs, 0)
-next:
 	for i < len(rs) {
 		start := i
-		for _, kw := range keywords {
-			if hasPrefix(rs, i, kw.word) {
-				i = skipSpaces(rs, i+len(kw.word))
-				toks = append(toks, token{kind: kw.kind, start: start, end: i})
-				continue next
-			}
-		}
-		var kind tokenKind
-		switch r := rs[i]; {
-		case r == ':':
-			kind = tokEqual
-		case r == '>':
-			kind = tokGreater
-		case r == '<':
-			kind = tokLower
-		case r == '(':
-			kind = tokOpen
-		case r == ')':
-			kind = tokClose
-		case isValueChar(r):
+		kw := slices.IndexFunc(keywords, func(kw keyword) bool { return hasPrefix(rs, start, kw.word) })
+		kind, isPunctuation := punctuation[rs[i]]
+		text := ""
+		switch {
+		case kw >= 0:
+			kind = keywords[kw].kind
+			i += len(keywords[kw].word)
+		case isPunctuation:
+			i++
+		case isValueChar(rs[i]):
 			for i < len(rs) && isValueChar(rs[i]) {
 				i++
 			}
-			text := string(rs[start:i])
-			i = skipSpaces(rs, i)
-			toks = append(toks, token{kind: tokLiteral, text: text, start: start, end: i})
-			continue
-		case r == '"':
+			kind, text = tokLiteral, string(rs[start:i])
+		case rs[i] == '"':
 			j := i + 1
 			for j < len(rs) && isQuotedChar(rs[j]) {
 				j++
@@ -122,18 +113,15 @@ next:
 			if j == len(rs) || rs[j] != '"' {
 				return nil, &Error{Offset: j, Message: "Expected closing double quote"}
 			}
-			i = skipSpaces(rs, j+1)
-			toks = append(toks, token{kind: tokLiteral, text: string(rs[start+1 : j]), start: start, end: i})
-			continue
+			kind, text, i = tokLiteral, string(rs[start+1:j]), j+1
 		default:
 			// Operators are not followed by spaces: "a: b" stops here.
 			return nil, &Error{Offset: i, Message: "Expected field value (spaces are not allowed after operator)"}
 		}
-		i++
-		if kind == tokOpen || kind == tokClose { // parentheses are keywords: they swallow spaces
+		if kind != tokEqual && kind != tokGreater && kind != tokLower { // keywords, literals and parentheses swallow spaces
 			i = skipSpaces(rs, i)
 		}
-		toks = append(toks, token{kind: kind, start: start, end: i})
+		toks = append(toks, token{kind: kind, text: text, start: start, end: i})
 	}
 	return toks, nil
 }
@@ -178,22 +166,16 @@ func (p *parser) peek() token {
 // fail is Parser.hs' error for an unexpected token; expected says what was
 // wanted there, "" for nothing in particular.
 func (p *parser) fail(expected string) *Error {
-	t := p.peek()
-	switch t.kind {
+	switch t := p.peek(); t.kind {
 	case tokEOF:
-		if expected == "" {
-			expected = "Unexpected end of query"
-		}
-		return &Error{Offset: p.size, Message: expected}
+		return &Error{Offset: p.size, Message: cmp.Or(expected, "Unexpected end of query")}
 	case tokAnd, tokOr, tokNot:
 		return &Error{Offset: t.end, Message: "Expected expression"}
 	case tokClose:
 		return &Error{Offset: t.end, Message: "Missing opening paren `(`"}
+	default:
+		return &Error{Offset: t.start, Message: cmp.Or(expected, "Unexpected token")}
 	}
-	if expected == "" {
-		expected = "Unexpected token"
-	}
-	return &Error{Offset: t.start, Message: expected}
 }
 
 func (p *parser) expr() *Error {

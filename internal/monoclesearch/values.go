@@ -1,25 +1,25 @@
 package monoclesearch
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Query.hs' `loadAliases` compiles each alias as if the time were
 // fakeNow, so which relative dates load is fixed: a date before
 // 1970-01-01 ("Date is too old") is an error, e.g. now-52years.
-var (
-	fakeNow    = time.Date(2021, time.June, 2, 23, 0, 0, 0, time.UTC)
-	epochHours = uint64(fakeNow.Unix() / 3600)  // now-Nhours: fakeNow minus N*3600 s
-	epochDays  = uint64(fakeNow.Unix() / 86400) // now-Ndays moves the date, keeps 23:00
-)
+var fakeNow = time.Date(2021, time.June, 2, 23, 0, 0, 0, time.UTC)
 
 // oldestRelative is, per unit of Query.hs' `timeRangeReader`, the largest
 // count whose date is not before 1970-01-01.
 var oldestRelative = map[string]uint64{
-	"hour":  epochHours,
-	"day":   epochDays,
-	"week":  epochDays / 7,
+	"hour":  uint64(fakeNow.Unix() / 3600),  // now-Nhours: fakeNow minus N*3600 s
+	"day":   uint64(fakeNow.Unix() / 86400), // now-Ndays moves the date, keeps 23:00
+	"week":  uint64(fakeNow.Unix() / 86400 / 7),
 	"month": uint64(fakeNow.Year()-1970)*12 + uint64(fakeNow.Month()-1), // addGregorianMonthsClip
 	"year":  uint64(fakeNow.Year() - 1970),                              // addGregorianYearsClip
 }
@@ -46,103 +46,149 @@ func checkDate(v string) string {
 // trailing spaces (readMaybe skips them) are allowed, leading ones are not.
 // The count is read as a Haskell Word, so it wraps at 2^64 (readDecP).
 func relativeDate(v string) (parsed, old bool) {
-	rest, ok := strings.CutPrefix(strings.TrimRightFunc(v, isHaskellSpace), "now")
-	if !ok {
-		return false, false
-	}
-	if rest == "" {
-		return true, false
-	}
-	rest, ok = strings.CutPrefix(rest, "-")
-	if !ok {
+	m := relativeForm.FindStringSubmatch(v)
+	if m == nil {
 		return false, false
 	}
 	var count uint64
-	digits := 0
-	for digits < len(rest) && isDigit(rune(rest[digits])) {
-		count = count*10 + uint64(rest[digits]-'0')
-		digits++
+	for _, d := range m[1] {
+		count = count*10 + uint64(d-'0')
 	}
-	if digits == 0 {
-		return false, false
-	}
-	rest = rest[digits:]
-	for unit, oldest := range oldestRelative {
-		if r, ok := strings.CutPrefix(rest, unit); ok && (r == "" || r == "s") {
-			return true, count > oldest
+	return true, m[2] != "" && count > oldestRelative[m[2]]
+}
+
+var relativeForm = regexp.MustCompile(`^now(?:-([0-9]+)(hour|day|week|month|year)s?)?[\t-\r\p{Zs}]*$`)
+
+// absoluteDate is Query.hs' `parseDateValue`: Data.Time's parseTimeM with
+// "%F", then "%Y-%m", then "%Y".
+func absoluteDate(v string) (parsed, old bool) {
+	for _, format := range []string{"%Y-%m-%d", "%Y-%m", "%Y"} {
+		if year, ok := ParseTime(format, v); ok {
+			return true, strings.HasPrefix(year, "-") || len(year) < 4 || len(year) == 4 && year < "1970"
 		}
 	}
 	return false, false
 }
 
-// absoluteDate is Query.hs' `parseDateValue`: Data.Time's parseTimeM with
-// "%F", then "%Y-%m", then "%Y", no surrounding spaces. %Y is an optional
-// '-', optional spaces (its space padding) and any number of digits; %m and
-// %d are two digits each, and the date must exist (fromGregorianValid).
-func absoluteDate(v string) (parsed, old bool) {
-	rs := []rune(v)
-	negative := len(rs) > 0 && rs[0] == '-'
-	i := 0
-	if negative {
-		i = 1
-	}
-	i = skipSpaces(rs, i)
-	yearStart := i
-	for i < len(rs) && isDigit(rs[i]) {
-		i++
-	}
-	if i == yearStart {
-		return false, false
-	}
-	year := strings.TrimLeft(string(rs[yearStart:i]), "0")
-	month, day := 1, 1
-	rest := rs[i:]
-	twoDigits := func(rs []rune) (int, bool) {
-		if len(rs) < 3 || rs[0] != '-' || !isDigit(rs[1]) || !isDigit(rs[2]) {
-			return 0, false
+// ParseTime is Data.Time's parseTimeM False defaultTimeLocale format s for
+// the specifiers Monocle's formats use: whether s reads, and the year's
+// digits without leading zeros, after a "-" when it is negative. It follows
+// the time library (1.12.2, GHC 9.6's) in lib/Data/Time/Format/Parse/Class.hs
+// and Instances.hs: %Y is an optional '-', optional spaces, then one or more
+// digits (any year); %m %d %H %M %S are exactly two digits, in range; %Z
+// is a zone (zoneEnd); a space in the format matches one or more spaces;
+// other characters match themselves in either case (charCI); the day must
+// exist (fromGregorianValid).
+func ParseTime(format, s string) (year string, ok bool) {
+	rs := []rune(s)
+	i, month, day := 0, 1, 1
+	for f := 0; f < len(format); f++ {
+		var spec byte // the specifier after a '%'
+		if format[f] == '%' {
+			f++
+			spec = format[f]
 		}
-		return int(rs[1]-'0')*10 + int(rs[2]-'0'), true
-	}
-	if len(rest) > 0 {
-		var ok bool
-		if month, ok = twoDigits(rest); !ok {
-			return false, false
+		switch {
+		case spec == 0 && format[f] == ' ':
+			if i == len(rs) || !isHaskellSpace(rs[i]) {
+				return "", false
+			}
+			i = skipSpaces(rs, i)
+		case spec == 0:
+			if i == len(rs) || unicode.ToUpper(rs[i]) != unicode.ToUpper(rune(format[f])) {
+				return "", false
+			}
+			i++
+		case spec == 'Y':
+			negative := i < len(rs) && rs[i] == '-'
+			if negative {
+				i++
+			}
+			i = skipSpaces(rs, i)
+			digits := i
+			for i < len(rs) && isDigit(rs[i]) {
+				i++
+			}
+			if i == digits {
+				return "", false
+			}
+			year = strings.TrimLeft(string(rs[digits:i]), "0")
+			if negative {
+				year = "-" + year
+			}
+		case spec == 'Z':
+			if i, ok = zoneEnd(rs, i); !ok {
+				return "", false
+			}
+		default:
+			n, ok := twoDigits(rs, i)
+			if bounds := timeFields[spec]; !ok || n < bounds[0] || n > bounds[1] {
+				return "", false
+			}
+			switch spec {
+			case 'm':
+				month = n
+			case 'd':
+				day = n
+			}
+			i += 2
 		}
-		rest = rest[3:]
 	}
-	if len(rest) > 0 {
-		var ok bool
-		if day, ok = twoDigits(rest); !ok || len(rest) != 3 {
-			return false, false
-		}
-	}
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year, negative) {
-		return false, false
-	}
-	old = negative || len(year) < 4 || (len(year) == 4 && year < "1970")
-	return true, old
+	return year, i == len(rs) && day <= daysIn(month, year)
 }
 
-// daysIn is the length of a month of the proleptic Gregorian year given by
-// its decimal digits (any number of them) and sign.
-func daysIn(month int, year string, negative bool) int {
-	switch month {
-	case 4, 6, 9, 11:
-		return 30
-	case 2:
-		r := 0 // year mod 400, as Haskell's `mod` (never negative)
-		for _, d := range year {
-			r = (r*10 + int(d-'0')) % 400
-		}
-		if negative {
-			r = (400 - r) % 400
-		}
-		if r%4 == 0 && (r%100 != 0 || r == 0) {
-			return 29
-		}
-		return 28
+// timeFields are the bounds of the two-digit specifiers.
+var timeFields = map[byte][2]int{'m': {1, 12}, 'd': {1, 31}, 'H': {0, 23}, 'M': {0, 59}, 'S': {0, 60}}
+
+// daysIn is the length of a month in a year as ParseTime gives it, of the
+// proleptic Gregorian calendar. The calendar repeats every 400 years, so
+// Go's time counts the days in the year mod 400 (Haskell's `mod`, never
+// negative).
+func daysIn(month int, year string) int {
+	r := 0
+	for _, d := range strings.TrimPrefix(year, "-") {
+		r = (r*10 + int(d-'0')) % 400
 	}
-	return 31
+	if strings.HasPrefix(year, "-") {
+		r = (400 - r) % 400
+	}
+	return time.Date(r, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// zoneEnd is where %Z, read as a TimeZone from rs[i], ends: letters
+// (munch1 isAlpha) naming a zone of defaultTimeLocale, "UTC", or a
+// one-letter military zone; else a numeric offset +HHMM or +HH:MM (any
+// digits).
+func zoneEnd(rs []rune, i int) (int, bool) {
+	start := i
+	for i < len(rs) && unicode.IsLetter(rs[i]) {
+		i++
+	}
+	if i > start {
+		return i, knownZone(string(rs[start:i]))
+	}
+	offset := zoneOffset.FindString(string(rs[i:]))
+	return i + len(offset), offset != ""
+}
+
+var zoneOffset = regexp.MustCompile(`^[-+][0-9]{2}:?[0-9]{2}`)
+
+// twoDigits reads the two digits at rs[i], if they are.
+func twoDigits(rs []rune, i int) (int, bool) {
+	if i+2 > len(rs) || !isDigit(rs[i]) || !isDigit(rs[i+1]) {
+		return 0, false
+	}
+	return int(rs[i]-'0')*10 + int(rs[i+1]-'0'), true
+}
+
+func knownZone(name string) bool {
+	upper := strings.ToUpper(name)
+	if name == "UTC" || slices.Contains([]string{"UT", "GMT", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT"}, upper) {
+		return true
+	}
+	// getMilZone: one letter, A-Z but J, once uppercased.
+	r, size := utf8.DecodeRuneInString(upper)
+	return size == len(upper) && utf8.RuneCountInString(name) == 1 && 'A' <= r && r <= 'Z' && r != 'J'
 }
 
 // isDigit is Data.Char.isDigit: ASCII digits only.
@@ -150,78 +196,19 @@ func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 // readsAsDouble reports whether Haskell's `readMaybe v :: Maybe Double`
 // (Query.hs' `parseNumber`) is a number: a numeric lexeme of the Haskell
-// report (42, 4.2, 4.2e-1, 1E9, 0x2A, 0o52) or NaN or Infinity, with an
-// optional minus (spaces allowed after it), any balanced parentheses around,
-// and spaces between any of these. An exponent too large only gives Infinity.
+// report (42, 4.2, 4.2e-1, 1E9, 0x2A, 0o52; Text.Read.Lex's lexNumber) or
+// NaN or Infinity, with an optional minus (spaces allowed after it), any
+// balanced parentheses around, and spaces (Data.Char.isSpace) between any
+// of these. An exponent too large only gives Infinity.
 func readsAsDouble(v string) bool {
-	rs := []rune(v)
-	i := skipSpaces(rs, 0)
-	open := 0
-	for i < len(rs) && rs[i] == '(' {
-		open++
-		i = skipSpaces(rs, i+1)
-	}
-	if i < len(rs) && rs[i] == '-' { // the Symbol "-" read by GHC.Read's readNumber
-		i = skipSpaces(rs, i+1)
-	}
-	end := numberEnd(rs, i)
-	if end == i {
-		return false
-	}
-	i = skipSpaces(rs, end)
-	for ; open > 0; open-- {
-		if i == len(rs) || rs[i] != ')' {
-			return false
-		}
-		i = skipSpaces(rs, i+1)
-	}
-	return i == len(rs)
+	m := haskellDouble.FindStringSubmatch(v)
+	return m != nil && strings.Count(m[1], "(") == strings.Count(m[2], ")")
 }
 
-// numberEnd is where the number lexeme (Text.Read.Lex's lexNumber, or the
-// identifiers NaN and Infinity) starting at i ends; i when there is none.
-// Whatever follows must then be a space, ')' or the end, or the read fails.
-func numberEnd(rs []rune, i int) int {
-	for _, word := range []string{"NaN", "Infinity"} {
-		if hasPrefix(rs, i, word) {
-			return i + len(word)
-		}
-	}
-	digitsFrom := func(j int, isDigit func(rune) bool) int {
-		for j < len(rs) && isDigit(rs[j]) {
-			j++
-		}
-		return j
-	}
-	isOctal := func(r rune) bool { return r >= '0' && r <= '7' }
-	isHex := func(r rune) bool { return isDigit(r) || (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F') }
-	if i+2 < len(rs) && rs[i] == '0' {
-		switch rs[i+1] {
-		case 'x', 'X':
-			if isHex(rs[i+2]) {
-				return digitsFrom(i+2, isHex)
-			}
-		case 'o', 'O':
-			if isOctal(rs[i+2]) {
-				return digitsFrom(i+2, isOctal)
-			}
-		}
-	}
-	j := digitsFrom(i, isDigit)
-	if j == i {
-		return i
-	}
-	if j+1 < len(rs) && rs[j] == '.' && isDigit(rs[j+1]) {
-		j = digitsFrom(j+1, isDigit)
-	}
-	if j < len(rs) && (rs[j] == 'e' || rs[j] == 'E') {
-		k := j + 1
-		if k < len(rs) && (rs[k] == '+' || rs[k] == '-') {
-			k++
-		}
-		if k < len(rs) && isDigit(rs[k]) {
-			j = digitsFrom(k, isDigit)
-		}
-	}
-	return j
-}
+// haskellDouble is the form readsAsDouble reads, the parentheses before
+// the number and after it in its submatches.
+var haskellDouble = func() *regexp.Regexp {
+	spaces := `[\t-\r\p{Zs}]*`
+	number := `(?:NaN|Infinity|0[xX][0-9a-fA-F]+|0[oO][0-7]+|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)`
+	return regexp.MustCompile(`^` + spaces + `((?:\(` + spaces + `)*)(?:-` + spaces + `)?` + number + spaces + `((?:\)` + spaces + `)*)$`)
+}()

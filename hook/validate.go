@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
+	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
@@ -28,41 +29,31 @@ import (
 // sched is the spec's scheduling, converted once for the checks and the pods.
 func validateChildValues(spec *Spec, sched scheduling) *fieldError {
 	es := spec.Elasticsearch
-	var errs field.ErrorList
-	errs = append(errs, validateResources(es.Resources, field.NewPath("elasticsearch", "resources"))...)
-	errs = append(errs, validateResources(spec.API.Resources, field.NewPath("api", "resources"))...)
-	errs = append(errs, validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources"))...)
-
-	errs = append(errs, validateNodeSelector(sched.nodeSelector, field.NewPath("nodeSelector"))...)
-	errs = append(errs, validateTolerations(sched.tolerations, field.NewPath("tolerations"))...)
-	errs = append(errs, validateAffinity(sched.affinity, field.NewPath("affinity"))...)
-
-	// A PersistentVolumeClaim's class, and the names of the objects a pod
-	// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
-	// ConfigMap key. A ConfigMap the hook only reads is held to the same
-	// rule: no ConfigMap can have another name.
-	errs = append(errs, dnsSubdomain(spec.StorageClassName, field.NewPath("storageClassName"))...)
-	errs = append(errs, dnsSubdomain(es.StorageClassName, field.NewPath("elasticsearch", "storageClassName"))...)
-	if es.Snapshots != nil {
-		errs = append(errs, dnsSubdomain(es.Snapshots.StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName"))...)
-	}
+	var urlSecretRef field.ErrorList
 	if ref := es.URLSecretRef; ref != nil {
 		p := field.NewPath("elasticsearch", "urlSecretRef")
-		errs = append(errs, dnsSubdomain(ref.Name, p.Child("name"))...)
-		errs = append(errs, messages(validation.IsConfigMapKey(ref.Key), ref.Key, p.Child("key"))...)
+		urlSecretRef = append(dnsSubdomain(ref.Name, p.Child("name")), messages(validation.IsConfigMapKey(ref.Key), ref.Key, p.Child("key"))...)
 	}
-	if spec.ConfigMapRef != nil {
-		errs = append(errs, dnsSubdomain(spec.ConfigMapRef.Name, field.NewPath("configMapRef", "name"))...)
-	}
-	if spec.SecretRef != nil {
-		errs = append(errs, dnsSubdomain(spec.SecretRef.Name, field.NewPath("secretRef", "name"))...)
-	}
-	if spec.Ingress != nil {
-		errs = append(errs, validateIngress(spec.Ingress, field.NewPath("ingress"))...)
-	}
-	if spec.Route != nil {
-		errs = append(errs, ingressHost(spec.Route.Host, field.NewPath("route", "host"))...)
-	}
+	errs := slices.Concat(
+		validateResources(es.Resources, field.NewPath("elasticsearch", "resources")),
+		validateResources(spec.API.Resources, field.NewPath("api", "resources")),
+		validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources")),
+		validateNodeSelector(sched.nodeSelector, field.NewPath("nodeSelector")),
+		validateTolerations(sched.tolerations, field.NewPath("tolerations")),
+		validateAffinity(sched.affinity, field.NewPath("affinity")),
+		// A PersistentVolumeClaim's class, and the names of the objects a pod
+		// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
+		// ConfigMap key. A ConfigMap the hook only reads is held to the same
+		// rule: no ConfigMap can have another name. An unset name is "".
+		dnsSubdomain(spec.StorageClassName, field.NewPath("storageClassName")),
+		dnsSubdomain(es.StorageClassName, field.NewPath("elasticsearch", "storageClassName")),
+		dnsSubdomain(ptr.Deref(es.Snapshots, v1alpha1.SnapshotsSpec{}).StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName")),
+		urlSecretRef,
+		dnsSubdomain(ptr.Deref(spec.ConfigMapRef, v1alpha1.LocalRef{}).Name, field.NewPath("configMapRef", "name")),
+		dnsSubdomain(ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name, field.NewPath("secretRef", "name")),
+		validateIngress(ptr.Deref(spec.Ingress, v1alpha1.IngressSpec{}), field.NewPath("ingress")),
+		ingressHost(ptr.Deref(spec.Route, v1alpha1.RouteSpec{}).Host, field.NewPath("route", "host")),
+	)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -147,18 +138,14 @@ func containerResourceName(name string, p *field.Path) field.ErrorList {
 	if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
 		return messages(msgs, name, p)
 	}
-	if !strings.Contains(name, "/") {
-		switch corev1.ResourceName(name) {
-		case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
-			return nil
+	standard := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage}
+	switch {
+	case strings.Contains(name, "/"):
+		if !nativeResource(name) && !extendedResource(name) {
+			return field.ErrorList{field.Invalid(p, name, "doesn't follow extended resource name standard")}
 		}
-		if strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) {
-			return nil
-		}
+	case !slices.Contains(standard, corev1.ResourceName(name)) && !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix):
 		return field.ErrorList{field.Invalid(p, name, "must be a standard resource for containers")}
-	}
-	if !nativeResource(name) && !extendedResource(name) {
-		return field.ErrorList{field.Invalid(p, name, "doesn't follow extended resource name standard")}
 	}
 	return nil
 }
@@ -305,13 +292,11 @@ func validateNodeSelectorTerm(term corev1.NodeSelectorTerm, p *field.Path) field
 	}
 	for i, rq := range term.MatchFields {
 		rp := p.Child("matchFields").Index(i)
-		switch rq.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn:
-			if len(rq.Values) != 1 {
-				errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
-			}
-		default:
+		switch {
+		case rq.Operator != corev1.NodeSelectorOpIn && rq.Operator != corev1.NodeSelectorOpNotIn:
 			errs = append(errs, field.Invalid(rp.Child("operator"), string(rq.Operator), "not a valid selector operator"))
+		case len(rq.Values) != 1:
+			errs = append(errs, field.Required(rp.Child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
 		}
 		if rq.Key != "metadata.name" {
 			errs = append(errs, field.Invalid(rp.Child("key"), rq.Key, "not a valid field selector key"))
@@ -331,18 +316,17 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.E
 	for _, ns := range term.Namespaces {
 		errs = append(errs, messages(validation.IsDNS1123Label(ns), ns, p.Child("namespace"))...)
 	}
-	for _, keys := range []struct {
-		name string
-		keys []string
-	}{{"matchLabelKeys", term.MatchLabelKeys}, {"mismatchLabelKeys", term.MismatchLabelKeys}} {
-		if len(keys.keys) > 0 && term.LabelSelector == nil {
-			errs = append(errs, field.Forbidden(p.Child(keys.name), "must not be specified when labelSelector is not set"))
-			continue
+	labelKeys := func(name string, keys []string) {
+		if len(keys) > 0 && term.LabelSelector == nil {
+			errs = append(errs, field.Forbidden(p.Child(name), "must not be specified when labelSelector is not set"))
+			return
 		}
-		for i, k := range keys.keys {
-			errs = append(errs, metav1validation.ValidateLabelName(k, p.Child(keys.name).Index(i))...)
+		for i, k := range keys {
+			errs = append(errs, metav1validation.ValidateLabelName(k, p.Child(name).Index(i))...)
 		}
 	}
+	labelKeys("matchLabelKeys", term.MatchLabelKeys)
+	labelKeys("mismatchLabelKeys", term.MismatchLabelKeys)
 	if sel := term.LabelSelector; sel != nil {
 		// When it creates a pod, the API server adds each matchLabelKeys
 		// key to the selector, then refuses a key the selector already
@@ -371,7 +355,7 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.E
 // must fit 256 KiB.
 const maxIngressAnnotations = 16 << 10
 
-func validateIngress(in *v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
+func validateIngress(in v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
 	errs := ingressHost(in.Host, p.Child("host"))
 	errs = append(errs, dnsSubdomain(in.ClassName, p.Child("className"))...)
 	errs = append(errs, dnsSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)

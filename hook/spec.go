@@ -118,12 +118,11 @@ func quote(s string) string { return strconv.Quote(cut(s, maxQuoted)) }
 
 // cut keeps the first n characters of s, and says so with an ellipsis.
 func cut(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "…"
 		}
-		i++
+		n--
 	}
 	return s
 }
@@ -135,11 +134,11 @@ func invalid(field, format string, args ...any) *fieldError {
 // decodeSpec reads a raw spec; a spec of the wrong shape is a fieldError.
 func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
 	var spec Spec
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return spec, nil
 	}
-	if err := json.Unmarshal(trimmed, &spec); err != nil {
+	// null decodes to the empty spec.
+	if err := json.Unmarshal(raw, &spec); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			return spec, invalid(typeErr.Field, "must be a %s, not a JSON %s", typeErr.Type, typeErr.Value)
@@ -190,20 +189,16 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 			deleteData: es.DeleteDataOnDelete,
 		},
 	}
+	if s.apiReplicas < 0 {
+		return settings{}, invalid("api.replicas", "must not be negative")
+	}
 	// In the order of the checks, so that a spec gets the same first error.
-	for _, resolve := range []func(*Spec, *settings) *fieldError{checkReplicas, resolvePublicURL, checkImages, resolveElastic} {
+	for _, resolve := range []func(*Spec, *settings) *fieldError{resolvePublicURL, checkImages, resolveElastic} {
 		if ferr := resolve(&spec, &s); ferr != nil {
 			return settings{}, ferr
 		}
 	}
 	return s, nil
-}
-
-func checkReplicas(_ *Spec, s *settings) *fieldError {
-	if s.apiReplicas < 0 {
-		return invalid("api.replicas", "must not be negative")
-	}
-	return nil
 }
 
 // resolvePublicURL sets the Ingress and the public URL: given, else the
@@ -213,18 +208,15 @@ func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 	if urlValue == "" && spec.MonoclePublicURL != "" {
 		urlField, urlValue = "monoclePublicURL", spec.MonoclePublicURL
 	}
-	if spec.Ingress != nil || (spec.Route != nil && spec.Route.Host != "") {
-		in := ingressSettings{}
-		if spec.Ingress != nil {
-			in.IngressSpec = *spec.Ingress
-			in.annotations = v1alpha1.Core[map[string]string](spec.Ingress.Annotations)
-		}
-		if in.Host == "" && spec.Route != nil {
-			in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
-		}
-		if in.Host == "" {
-			return invalid("ingress.host", "is required for an Ingress")
-		}
+	in := ingressSettings{IngressSpec: ptr.Deref(spec.Ingress, v1alpha1.IngressSpec{})}
+	if in.Host == "" && spec.Route != nil && spec.Route.Host != "" {
+		in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
+	}
+	if spec.Ingress != nil && in.Host == "" {
+		return invalid("ingress.host", "is required for an Ingress")
+	}
+	if in.Host != "" {
+		in.annotations = v1alpha1.Core[map[string]string](in.Annotations)
 		s.ingress = &in
 		if urlValue == "" {
 			scheme := "http"
@@ -256,13 +248,11 @@ func checkImages(_ *Spec, s *settings) *fieldError {
 // its memory and its snapshots.
 func resolveElastic(spec *Spec, s *settings) *fieldError {
 	es := spec.Elasticsearch
-	if es.URL != "" {
-		// Monocle 1.11 reaches Elasticsearch with http-client's default
-		// manager (src/Monocle/Env.hs): plain HTTP only, no TLS.
-		if u, err := url.Parse(es.URL); err != nil || u.Scheme != "http" || u.Host == "" {
-			// The value may hold credentials: never repeat it.
-			return invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
-		}
+	// Monocle 1.11 reaches Elasticsearch with http-client's default manager
+	// (src/Monocle/Env.hs): plain HTTP only, no TLS.
+	if u, err := url.Parse(es.URL); es.URL != "" && (err != nil || u.Scheme != "http" || u.Host == "") {
+		// The value may hold credentials: never repeat it.
+		return invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
 	}
 	if es.URLSecretRef != nil && (es.URLSecretRef.Name == "" || es.URLSecretRef.Key == "") {
 		return invalid("elasticsearch.urlSecretRef", "needs a name and a key")
@@ -283,16 +273,11 @@ func resolveElastic(spec *Spec, s *settings) *fieldError {
 	if es.StorageClassName == "" {
 		s.elastic.classField = "storageClassName"
 	}
-	if ferr := elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources), s); ferr != nil {
-		return ferr
+	ferr := elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources), s)
+	if ferr == nil && es.Snapshots != nil {
+		s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size)
 	}
-	if es.Snapshots != nil {
-		var ferr *fieldError
-		if s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size); ferr != nil {
-			return ferr
-		}
-	}
-	return nil
+	return ferr
 }
 
 // JVM heap bounds: the smallest heap Elasticsearch is run with here, and

@@ -49,13 +49,12 @@ func Check(data []byte, env Env) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	var rep Report
+	rep := Report{Checked: len(objs.monocles)}
 	for _, monocle := range objs.monocles {
 		req, err := objs.request(monocle)
 		if err != nil {
 			return Report{}, err
 		}
-		rep.Checked++
 		md := req.Parent.Metadata
 		resp, err := Sync(req, env)
 		if err != nil {

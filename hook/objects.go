@@ -98,12 +98,10 @@ func (objs *objects) request(monocle json.RawMessage) (*SyncRequest, error) {
 	}
 	ns, n := req.Parent.Metadata.Namespace, instance.For(req.Parent.Metadata.Name)
 	req.Related = *objs.in(ns)
-	req.Children = Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
-	if cm := req.Related.ConfigMaps[ns+"/"+n.API]; cm != nil {
-		req.Children.ConfigMaps[n.API] = cm
-	}
-	if s := req.Related.Secrets[ns+"/"+n.API]; s != nil {
-		req.Children.Secrets[n.API] = s
+	// nil when absent: observe skips a null child.
+	req.Children = Children{
+		ConfigMaps: map[string]*corev1.ConfigMap{n.API: req.Related.ConfigMaps[ns+"/"+n.API]},
+		Secrets:    map[string]*corev1.Secret{n.API: req.Related.Secrets[ns+"/"+n.API]},
 	}
 	return &req, nil
 }

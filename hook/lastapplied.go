@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -92,10 +93,7 @@ func lastAppliedObject(obj metav1.Object) (applied, observed map[string]any, err
 	if annotation != "" && json.Unmarshal([]byte(annotation), &applied) == nil && applied != nil {
 		return applied, nil, nil
 	}
-	b, err := json.Marshal(obj)
-	if err == nil {
-		err = json.Unmarshal(b, &observed)
-	}
+	observed, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -82,19 +82,9 @@ func indexListKeys(set map[string]any) listKeys {
 	ix := listKeys{subsets: map[string]map[string]any{}, fields: map[string][]string{}}
 	for key, sub := range set {
 		kind, arg, _ := strings.Cut(key, ":")
+		// What each names is JSON: an object, a value, an index.
 		var named any
-		switch kind {
-		case "k", "v":
-			if json.Unmarshal([]byte(arg), &named) != nil {
-				continue
-			}
-		case "i":
-			n, err := strconv.Atoi(arg)
-			if err != nil {
-				continue
-			}
-			named = n
-		default:
+		if !slices.Contains([]string{"k", "v", "i"}, kind) || json.Unmarshal([]byte(arg), &named) != nil {
 			continue
 		}
 		if keys, ok := named.(map[string]any); ok && kind == "k" {

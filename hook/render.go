@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,14 +40,12 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 		held = c
 	}
 	// Through JSON, as /sync sends them, then YAML.
-	var docs bytes.Buffer
 	for _, child := range resp.Children {
 		doc, err := yaml.Marshal(child)
 		if err != nil {
 			return nil, nil, err
 		}
-		docs.WriteString("---\n")
-		docs.Write(doc)
+		out = append(append(out, "---\n"...), doc...)
 	}
-	return docs.Bytes(), held, nil
+	return out, held, nil
 }

@@ -139,8 +139,7 @@ func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
 	}
 	// null decodes to the empty spec.
 	if err := json.Unmarshal(raw, &spec); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
+		if typeErr, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && typeErr.Field != "" {
 			return spec, invalid(typeErr.Field, "must be a %s, not a JSON %s", typeErr.Type, typeErr.Value)
 		}
 		return spec, invalid("", "spec is not valid: %v", err)

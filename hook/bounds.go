@@ -55,8 +55,7 @@ func checkBounds(raw []byte) *fieldError {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	return walkBounds(dec, specBounds(), "")
+	return walkBounds(json.NewDecoder(bytes.NewReader(raw)), specBounds(), "")
 }
 
 func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {

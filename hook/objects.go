@@ -33,10 +33,9 @@ func readObjects(data []byte) (*objects, error) {
 		if err != nil {
 			return nil, err
 		}
-		if string(j) != "null" {
-			if err := objs.add(j); err != nil {
-				return nil, err
-			}
+		// A document of comments only is null: an object of no kind.
+		if err := objs.add(j); err != nil {
+			return nil, err
 		}
 	}
 	return objs, nil

@@ -4,11 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,19 +110,18 @@ func lastAppliedHas(obj metav1.Object, path ...string) bool {
 // Monocle image: the API and the crawler, their ConfigMaps, and the
 // update-idents Jobs.
 func heldByPods(n instance.Names, obs Children) []observedChild {
-	held := Children{ConfigMaps: maps.Clone(obs.ConfigMaps), Deployments: map[string]*appsv1.Deployment{}, Jobs: maps.Clone(obs.Jobs)}
-	maps.DeleteFunc(held.ConfigMaps, func(name string, _ *corev1.ConfigMap) bool {
-		return name != n.API && !strings.HasPrefix(name, n.MountedConfigPrefix())
-	})
-	for _, name := range []string{n.API, n.Crawler} {
-		if d := obs.Deployments[name]; d != nil {
-			held.Deployments[name] = d
+	return slices.DeleteFunc(obs.all(), func(c observedChild) bool {
+		name := c.obj.GetName()
+		switch c.typ {
+		case typeConfigMap:
+			return name != n.API && !strings.HasPrefix(name, n.MountedConfigPrefix())
+		case typeDeployment:
+			return name != n.API && name != n.Crawler
+		case typeJob:
+			return !strings.HasPrefix(name, n.UpdateIdentsPrefix())
 		}
-	}
-	maps.DeleteFunc(held.Jobs, func(name string, _ *batchv1.Job) bool {
-		return !strings.HasPrefix(name, n.UpdateIdentsPrefix())
+		return true
 	})
-	return held.all()
 }
 
 // stillMounted are the earlier mounted configs (N-config-<hash>) besides the

@@ -66,10 +66,10 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs Childre
 			facts.retaining = volumesHeld(sts, claims)
 			facts.recreating = true
 		default:
-			// Left out: deleted, its volumes retained; the next sync
-			// makes it anew with the snapshots template, and the
-			// StatefulSet controller mounts the data claim again by its
-			// name.
+			// Left out (or already going): deleted, its volumes
+			// retained; the next sync makes it anew with the snapshots
+			// template, and the StatefulSet controller mounts the data
+			// claim again by its name.
 			facts.recreating = true
 		}
 		facts.storage = storageStatus(n, s, sts, claims[n.DataClaim()])

@@ -20,14 +20,10 @@ import (
 // stores them (canonical quantities, explicit protocol), so that the object
 // Metacontroller reads back merges with the next answer into itself.
 
-func objectMeta(name string, labels map[string]string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Labels: labels}
-}
-
 func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   typeSecret,
-		ObjectMeta: objectMeta(n.API, n.Labels(componentAPI)),
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
 		// data, never stringData: the server stores only data, so a
 		// stringData answer would differ from what is read back, forever.
 		Data: data,
@@ -38,7 +34,7 @@ func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   typeConfigMap,
-		ObjectMeta: objectMeta(n.API, n.Labels(componentAPI)),
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
 		Data:       data,
 	}
 }
@@ -46,7 +42,7 @@ func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 func makeService(n instance.Names, name, component string, port int32) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   typeService,
-		ObjectMeta: objectMeta(name, n.Labels(component)),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: n.Selector(component),
@@ -105,7 +101,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 	}
 	return &appsv1.StatefulSet{
 		TypeMeta:   typeStatefulSet,
-		ObjectMeta: objectMeta(n.Elastic, n.Labels(componentElastic)),
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr.To(int32(1)),
 			ServiceName: serviceName,
@@ -131,7 +127,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 func makeMountedConfigMap(n instance.Names, cfg validConfig) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   typeConfigMap,
-		ObjectMeta: objectMeta(n.MountedConfig(cfg.hash), n.Labels(componentAPI)),
+		ObjectMeta: metav1.ObjectMeta{Name: n.MountedConfig(cfg.hash), Labels: n.Labels(componentAPI)},
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{configFile: cfg.text},
 	}
@@ -195,7 +191,7 @@ func makeDeployment(n instance.Names, s settings, name, component string, replic
 	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
 		TypeMeta:   typeDeployment,
-		ObjectMeta: objectMeta(name, n.Labels(component)),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: n.Selector(component)},
@@ -259,7 +255,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
 		TypeMeta:   typeJob,
-		ObjectMeta: objectMeta(n.UpdateIdentsJob(identsHash), n.Labels(componentUpdateIdents)),
+		ObjectMeta: metav1.ObjectMeta{Name: n.UpdateIdentsJob(identsHash), Labels: n.Labels(componentUpdateIdents)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(3)),
 			Template:     podTemplate(n.Labels(componentUpdateIdents), spec),
@@ -275,7 +271,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{
 		TypeMeta:   typeIngress,
-		ObjectMeta: objectMeta(n.API, n.Labels(componentAPI)),
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI), Annotations: in.annotations},
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{
 				Host: in.Host,
@@ -292,7 +288,6 @@ func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 			}},
 		},
 	}
-	ing.Annotations = in.annotations
 	if in.ClassName != "" {
 		ing.Spec.IngressClassName = ptr.To(in.ClassName)
 	}

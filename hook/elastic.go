@@ -44,8 +44,13 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs Childre
 	switch {
 	case !s.elastic.external():
 		out = append(out, makeService(n, n.Elastic, componentElastic, instance.ElasticPort))
-		switch elasticStepFor(s, sts, claims) {
-		case elasticApply:
+		// A StatefulSet made before snapshots were asked lacks the
+		// snapshots template, which cannot be added in place
+		// (volumeClaimTemplates are immutable): it is recreated, its
+		// volumes retained first.
+		switch {
+		case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil:
+			// Answered, created or updated in place.
 			answered := makeElasticStatefulSet(n, s, sts, false, claims[n.DataClaim()])
 			out = append(out, answered)
 			if s.snapshots != nil {
@@ -53,12 +58,18 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs Childre
 				out = append(out, makeSnapshotsCronJob(n, s, cmp.Or(env.Image, DefaultHookImage)))
 			}
 			facts.snapshotsClaim = snapshotsClaimOf(n, answered)
-		case elasticRetain:
+		case sts.DeletionTimestamp == nil && volumesHeld(sts, claims) != "":
+			// Answered as it is but with the Retain policy, until the
+			// StatefulSet controller has released its volumes: it is
+			// about to go.
 			out = append(out, makeElasticStatefulSet(n, s, sts, true, nil))
 			facts.retaining = volumesHeld(sts, claims)
 			facts.recreating = true
-		case elasticRecreate:
-			// Left out: deleted, its volumes retained.
+		default:
+			// Left out (or already going): deleted, its volumes
+			// retained; the next sync makes it anew with the snapshots
+			// template, and the StatefulSet controller mounts the data
+			// claim again by its name.
 			facts.recreating = true
 		}
 		facts.storage = storageStatus(n, s, sts, claims[n.DataClaim()])
@@ -81,37 +92,6 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs Childre
 		facts.snapshotsOff, facts.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
 	}
 	return out, facts
-}
-
-// elasticStep is what becomes of Elasticsearch's StatefulSet in one answer.
-type elasticStep int
-
-const (
-	// elasticApply: answered, created or updated in place.
-	elasticApply elasticStep = iota
-	// elasticRetain: answered as it is but with the Retain policy, until
-	// the StatefulSet controller has released its volumes: it is about to go.
-	elasticRetain
-	// elasticRecreate: left out, so deleted, its volumes retained; the
-	// next sync makes it anew with the snapshots template, and the
-	// StatefulSet controller mounts the data claim again by its name.
-	elasticRecreate
-)
-
-// elasticStepFor: a StatefulSet made before snapshots were asked lacks
-// the snapshots template, which cannot be added in place
-// (volumeClaimTemplates are immutable): it is recreated, its volumes
-// retained first.
-func elasticStepFor(s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) elasticStep {
-	switch {
-	case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil:
-		return elasticApply
-	case sts.DeletionTimestamp != nil:
-		return elasticRecreate
-	case volumesHeld(sts, claims) != "":
-		return elasticRetain
-	}
-	return elasticRecreate
 }
 
 // volumesHeld says why deleting the StatefulSet now could delete one of its

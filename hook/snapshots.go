@@ -199,7 +199,7 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 	labels := n.Labels(componentSnapshots)
 	cj := &batchv1.CronJob{
 		TypeMeta:   typeCronJob,
-		ObjectMeta: objectMeta(n.Snapshots, labels),
+		ObjectMeta: metav1.ObjectMeta{Name: n.Snapshots, Labels: labels},
 		Spec: batchv1.CronJobSpec{
 			Schedule: snap.schedule,
 			// A run missed by more than an hour (the controller was down)

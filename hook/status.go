@@ -230,22 +230,19 @@ func transitionTime(current []metav1.Condition, c metav1.Condition, now func() t
 // statefulSetReady: the controller has seen the latest spec, and every
 // replica runs it and is ready.
 func statefulSetReady(s *appsv1.StatefulSet) bool {
-	if s == nil {
-		return false
-	}
-	want := ptr.Deref(s.Spec.Replicas, 1)
-	return s.Status.ObservedGeneration >= s.Generation &&
-		s.Status.UpdatedReplicas >= want && s.Status.ReadyReplicas >= want
+	return s != nil && rolledOut(s.Generation, s.Status.ObservedGeneration, s.Spec.Replicas, s.Status.UpdatedReplicas, s.Status.ReadyReplicas)
 }
 
 // deploymentReady: the rollout of the latest spec is complete and available.
 func deploymentReady(d *appsv1.Deployment) bool {
-	if d == nil {
-		return false
-	}
-	want := ptr.Deref(d.Spec.Replicas, 1)
-	return d.Status.ObservedGeneration >= d.Generation &&
-		d.Status.UpdatedReplicas >= want && d.Status.AvailableReplicas >= want
+	return d != nil && rolledOut(d.Generation, d.Status.ObservedGeneration, d.Spec.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas)
+}
+
+// rolledOut: the controller has seen generation, and as many replicas as
+// wanted (default 1) run it and are ready (or available).
+func rolledOut(generation, observed int64, replicas *int32, updated, ready int32) bool {
+	want := ptr.Deref(replicas, 1)
+	return observed >= generation && updated >= want && ready >= want
 }
 
 func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {

@@ -114,7 +114,7 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 
 // storageStatus reports the size asked and the volume's capacity.
 func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *v1alpha1.StorageStatus {
-	st := &v1alpha1.StorageStatus{Claim: n.DataClaim(), Requested: s.elastic.size.String()}
+	st := &v1alpha1.StorageStatus{Claim: n.DataClaim(), Requested: s.elastic.size.String(), Capacity: capacity(claim)}
 	if !s.elastic.sizeAsked {
 		// A default size is never held against a volume: what the
 		// volume was made with is what is requested.
@@ -128,7 +128,6 @@ func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim 
 			}
 		}
 	}
-	st.Capacity = capacity(claim)
 	return st
 }
 
@@ -137,9 +136,8 @@ func capacity(claim *corev1.PersistentVolumeClaim) string {
 	if claim == nil {
 		return ""
 	}
-	c, ok := claim.Status.Capacity[corev1.ResourceStorage]
-	if !ok {
-		return ""
+	if c, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok {
+		return c.String()
 	}
-	return c.String()
+	return ""
 }

@@ -306,11 +306,8 @@ func jsonValues(b []byte) int64 {
 					return n
 				}
 				i += j
-				backslashes := 0
-				for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
-					backslashes++
-				}
-				if backslashes%2 == 0 {
+				// A quote after an even number of backslashes is not escaped.
+				if backslashes := i - len(bytes.TrimRight(b[:i], `\`)); backslashes%2 == 0 {
 					break
 				}
 			}

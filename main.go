@@ -246,17 +246,15 @@ func buildCommit() string {
 	if commit != "" {
 		return commit
 	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
 	rev, dirty := "", ""
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value[:min(len(s.Value), 12)]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "-dirty"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision":
+				rev = s.Value[:min(len(s.Value), 12)]
+			case s.Key == "vcs.modified" && s.Value == "true":
+				dirty = "-dirty"
+			}
 		}
 	}
 	if rev == "" {

@@ -234,17 +234,10 @@ func (c *claim) isWounded() bool {
 }
 
 // olderWaiting says whether a request older than c waits for room: c must
-// not take it first.
+// not take it first. c is in b.claims: release, which takes it out,
+// wounds it, and grow asks no more of a wounded claim.
 func (b *Budget) olderWaiting(c *claim) bool {
-	for _, o := range b.claims {
-		if o == c {
-			return false
-		}
-		if o.want > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(b.claims[:slices.Index(b.claims, c)], func(o *claim) bool { return o.want > 0 })
 }
 
 // notify tells every waiting claim to look again.
@@ -313,11 +306,8 @@ func jsonValues(b []byte) int64 {
 					return n
 				}
 				i += j
-				backslashes := 0
-				for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
-					backslashes++
-				}
-				if backslashes%2 == 0 {
+				// A quote after an even number of backslashes is not escaped.
+				if backslashes := i - len(bytes.TrimRight(b[:i], `\`)); backslashes%2 == 0 {
 					break
 				}
 			}

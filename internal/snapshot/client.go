@@ -64,13 +64,6 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Type, e.Reason)
 }
 
-// IsType tells whether err is an Elasticsearch error of that type (e.g.
-// repository_missing_exception).
-func IsType(err error, errorType string) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Type == errorType
-}
-
 // urlPath joins the segments, each escaped but for '*' and ',', legal path
 // characters: the patterns and comma-separated lists of the multi-target
 // syntax of index and snapshot paths. Neither is ever part of a name:

@@ -22,23 +22,14 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 		"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
 		"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure, 2 on a usage error.\n\n")
 	o := Options{Now: now, Log: slog.New(slog.NewTextHandler(stderr, nil))}
-	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
 	fs.StringVar(&o.Repository, "repository", "", "the snapshot repository's name")
 	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
 	fs.IntVar(&o.Keep, "keep", 0, "how many successful snapshots of ours to keep (at least 1)")
 	fs.StringVar(&o.Prefix, "prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
-	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole run may take, the snapshot's wait included")
-	if err := Parse(fs, args, "elastic", "repository", "location", "keep"); err != nil {
+	return runAgainst(ctx, fs, args, "the most the whole run may take, the snapshot's wait included", func(ctx context.Context, c *Client) error {
+		_, err := Take(ctx, c, o)
 		return err
-	}
-	client, err := NewClient(*elastic)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	_, err = Take(ctx, client, o)
-	return err
+	}, "repository", "location", "keep")
 }
 
 // RunRestore is `monocle-hook restore`: it restores Monocle's indices from
@@ -48,12 +39,22 @@ func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
 		"Restores Monocle's indices from a SUCCESS snapshot, in place: closes those that exist, restores, waits until\n"+
 		"their primary shards are active. Stop the Monocle's API and crawler first (monocle-hook restore-job prints the steps).\n\n")
 	o := RestoreOptions{Log: slog.New(slog.NewTextHandler(stderr, nil))}
-	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
 	fs.StringVar(&o.Repository, "repository", "", "the snapshot repository's name (registered if missing)")
 	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node (e.g. "+DefaultLocation+")")
 	fs.StringVar(&o.Snapshot, "snapshot", "", "the snapshot to restore")
-	timeout := fs.Duration("timeout", DefaultTimeout, "the most the whole restore may take")
-	if err := Parse(fs, args, "elastic", "repository", "location", "snapshot"); err != nil {
+	return runAgainst(ctx, fs, args, "the most the whole restore may take", func(ctx context.Context, c *Client) error {
+		_, err := Restore(ctx, c, o)
+		return err
+	}, "repository", "location", "snapshot")
+}
+
+// runAgainst adds --elastic and --timeout to a command's flags, parses args
+// (--elastic and the command's required flags are required), and runs the
+// command against that Elasticsearch within --timeout.
+func runAgainst(ctx context.Context, fs *flag.FlagSet, args []string, timeoutUsage string, command func(context.Context, *Client) error, required ...string) error {
+	elastic := fs.String("elastic", "", "Elasticsearch's URL, e.g. http://NAME-elastic:9200")
+	timeout := fs.Duration("timeout", DefaultTimeout, timeoutUsage)
+	if err := Parse(fs, args, append([]string{"elastic"}, required...)...); err != nil {
 		return err
 	}
 	client, err := NewClient(*elastic)
@@ -62,8 +63,7 @@ func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	_, err = Restore(ctx, client, o)
-	return err
+	return command(ctx, client)
 }
 
 // NewFlagSet is a command's flag set: its -h prints usage, then the

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -191,7 +190,7 @@ func (c *Client) waitActive(ctx context.Context, indices []string) error {
 	if deadline, ok := ctx.Deadline(); ok {
 		wait = max(time.Until(deadline)-5*time.Second, time.Second)
 	}
-	query := url.Values{"wait_for_status": {"yellow"}, "timeout": {strconv.FormatInt(int64(wait/time.Second), 10) + "s"}}
+	query := url.Values{"wait_for_status": {"yellow"}, "timeout": {fmt.Sprintf("%ds", wait/time.Second)}}
 	var health struct {
 		Status   string `json:"status"`
 		TimedOut bool   `json:"timed_out"`

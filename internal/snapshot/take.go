@@ -102,7 +102,8 @@ func (c *Client) ensureRepository(ctx context.Context, name, location string, lo
 		} `json:"settings"`
 	}
 	err := c.call(ctx, http.MethodGet, p, nil, nil, &repos, false)
-	if IsType(err, "repository_missing_exception") {
+	var answer *Error
+	if errors.As(err, &answer) && answer.Type == "repository_missing_exception" {
 		log.Info("registering the repository", "repository", name, "location", location)
 		body := map[string]any{"type": "fs", "settings": map[string]any{"location": location}}
 		var ack struct {

@@ -9,17 +9,13 @@ import (
 
 // checker applies what Monocle does with the decoded config: extraction
 // (mkIndexName), loadConfig's environment lookup, and the API's start-up.
+// Its problems go, as the decoder's do, to the sink at the path.
 type checker struct {
-	sink     *sink
+	decoder
 	env      func(string) bool
-	path     pathStack
 	warnings []Problem
 	tokens   tokenCheck
 	oidc     bool
-}
-
-func (c *checker) problem(format string, args ...any) {
-	c.sink.problem(c.path, format, args...)
 }
 
 // problemAt is a problem with the value of key in the one checked.

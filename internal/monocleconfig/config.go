@@ -222,11 +222,10 @@ func ParseWithLimits(data []byte, env func(name string) bool, limits Limits) (*C
 	}
 
 	s := &sink{}
-	d := &decoder{sink: s}
-	value, _ := d.decode(configType, root)
+	c := &checker{decoder: decoder{sink: s}, env: env}
+	value, _ := c.decode(configType, root)
 	// The rest of Monocle's rules run on what decoded, so that one answer
 	// lists the problems of both kinds.
-	c := &checker{sink: s, env: env}
 	cfg := c.check(value)
 	if s.problemCount > 0 {
 		return nil, &Error{Problems: s.problems, Total: s.problemCount}

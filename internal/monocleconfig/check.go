@@ -114,16 +114,15 @@ func (c *checker) checkAPIKey(w *recordValue) {
 // and group:X must name one of its projects or ident groups.
 func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
+	// A name that did not decode is read as "", which no term names (the
+	// lexer makes no empty literal).
 	c.forEach(w, "projects", func(p *recordValue) {
-		if name, ok := p.get("name").(string); ok {
-			scope.Projects = append(scope.Projects, name)
-		}
+		scope.Projects = append(scope.Projects, p.text("name"))
 	})
 	c.forEach(w, "idents", func(ident *recordValue) {
 		for _, g := range ident.list("groups") {
-			if g, ok := g.(string); ok {
-				scope.Groups = append(scope.Groups, g)
-			}
+			g, _ := g.(string)
+			scope.Groups = append(scope.Groups, g)
 		}
 	})
 	c.forEach(w, "search_aliases", func(a *recordValue) {
@@ -143,10 +142,9 @@ func identsValue(v any) any {
 	}
 	out := make([]any, len(list))
 	for i, elem := range list {
-		ident, ok := elem.(*recordValue)
-		if !ok {
-			continue // the config is refused: the value is not used
-		}
+		// nil when it did not decode, read as empty: the config is
+		// refused, and the value not used.
+		ident, _ := elem.(*recordValue)
 		m := map[string]any{"ident": ident.text("ident"), "aliases": ident.list("aliases")}
 		if groups, ok := ident.get("groups").([]any); ok {
 			m["groups"] = groups

@@ -176,17 +176,14 @@ type Error struct {
 
 // Error joins the problems with "; ", at most about 2 KiB.
 func (e *Error) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(cutText(p.String(), 400))
+	var parts []string
+	for _, p := range e.Problems {
+		parts = append(parts, cutText(p.String(), 400))
 	}
 	if more := e.Total - len(e.Problems); more > 0 {
-		fmt.Fprintf(&b, "; and %d more", more)
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
-	return cutText(b.String(), maxMessage)
+	return cutText(strings.Join(parts, "; "), maxMessage)
 }
 
 // Parse validates data as Monocle 1.11.2 reads its config.yaml. env reports

@@ -59,31 +59,22 @@ type sink struct {
 	quiet bool
 }
 
-// problem records a problem at path. Only the problems kept are
-// formatted: a config may have a problem per node.
-func (s *sink) problem(path pathStack, format string, args ...any) {
-	s.problemCount++
-	if !s.full() {
-		s.problems = append(s.problems, Problem{Path: path.String(), Message: fmt.Sprintf(format, args...)})
-	}
-}
-
 // full says whether further problems are only counted.
 func (s *sink) full() bool { return s.quiet || len(s.problems) >= maxProblems }
-
-func (s *sink) ignore(path pathStack) {
-	if len(s.ignored) < maxIgnored {
-		s.ignored = append(s.ignored, path.String())
-	}
-}
 
 type decoder struct {
 	path pathStack
 	sink *sink
 }
 
+// problem records a problem at the path. Only the problems kept are
+// formatted: a config may have a problem per node.
 func (d *decoder) problem(format string, args ...any) {
-	d.sink.problem(d.path, format, args...)
+	s := d.sink
+	s.problemCount++
+	if !s.full() {
+		s.problems = append(s.problems, Problem{Path: d.path.String(), Message: fmt.Sprintf(format, args...)})
+	}
 }
 
 // decode reads n as a t; false when it does not fit (a problem is recorded).
@@ -195,7 +186,9 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 	for _, e := range o.entries {
 		if t.index(e.key) < 0 {
 			d.path.pushKey(e.key)
-			d.sink.ignore(d.path)
+			if len(d.sink.ignored) < maxIgnored {
+				d.sink.ignored = append(d.sink.ignored, d.path.String())
+			}
 			d.path.pop()
 		}
 	}

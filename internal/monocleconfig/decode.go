@@ -204,8 +204,7 @@ func isOptional(t dhallType) bool {
 // the first (in the sorted order) that reads without error is taken.
 func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 	o, isObject := objectOf(n)
-	trialSink := sink{quiet: true}
-	trial := decoder{path: d.path, sink: &trialSink}
+	trial := decoder{path: d.path, sink: &sink{quiet: true}}
 	// The alternative the map looks most like, to explain a failure: the
 	// first with the most keys that are its fields, if any is.
 	var best *alternative
@@ -221,7 +220,6 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		if !isObject {
 			continue
 		}
-		trialSink.problemCount = 0
 		if _, ok := trial.decodeRecord(alt.typ, o); ok {
 			// Read it again, to note the keys it ignores.
 			v, _ := d.decodeRecord(alt.typ, o)

@@ -25,10 +25,10 @@ func (c *checker) problemAt(key, format string, args ...any) {
 	c.path.pop()
 }
 
+// warn records a warning. Only checkAuth warns, once at most (a config has
+// one auth provider), so the warnings need no cap.
 func (c *checker) warn(format string, args ...any) {
-	if len(c.warnings) < maxIgnored {
-		c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
-	}
+	c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
 }
 
 // envSet is the env callback on a name as getenv sees it: GHC passes the

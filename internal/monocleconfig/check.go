@@ -114,8 +114,8 @@ func (c *checker) checkAPIKey(w *recordValue) {
 // and group:X must name one of its projects or ident groups.
 func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
-	// A name that did not decode is read as "", which no term names (the
-	// lexer makes no empty literal).
+	// A project name or a group that did not decode is read as "", which
+	// no term names (the lexer makes no empty literal).
 	c.forEach(w, "projects", func(p *recordValue) {
 		scope.Projects = append(scope.Projects, p.text("name"))
 	})

@@ -9,17 +9,13 @@ import (
 
 // checker applies what Monocle does with the decoded config: extraction
 // (mkIndexName), loadConfig's environment lookup, and the API's start-up.
+// Its problems go, as the decoder's do, to the sink at the path.
 type checker struct {
-	sink     *sink
+	decoder
 	env      func(string) bool
-	path     pathStack
 	warnings []Problem
 	tokens   tokenCheck
 	oidc     bool
-}
-
-func (c *checker) problem(format string, args ...any) {
-	c.sink.problem(c.path, format, args...)
 }
 
 // problemAt is a problem with the value of key in the one checked.
@@ -29,10 +25,10 @@ func (c *checker) problemAt(key, format string, args ...any) {
 	c.path.pop()
 }
 
+// warn records a warning. Only checkAuth warns, once at most (a config has
+// one auth provider), so the warnings need no cap.
 func (c *checker) warn(format string, args ...any) {
-	if len(c.warnings) < maxIgnored {
-		c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
-	}
+	c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
 }
 
 // envSet is the env callback on a name as getenv sees it: GHC passes the
@@ -118,16 +114,15 @@ func (c *checker) checkAPIKey(w *recordValue) {
 // and group:X must name one of its projects or ident groups.
 func (c *checker) checkAliases(w *recordValue) {
 	scope := monoclesearch.Workspace{}
+	// A project name or a group that did not decode is read as "", which
+	// no term names (the lexer makes no empty literal).
 	c.forEach(w, "projects", func(p *recordValue) {
-		if name, ok := p.get("name").(string); ok {
-			scope.Projects = append(scope.Projects, name)
-		}
+		scope.Projects = append(scope.Projects, p.text("name"))
 	})
 	c.forEach(w, "idents", func(ident *recordValue) {
 		for _, g := range ident.list("groups") {
-			if g, ok := g.(string); ok {
-				scope.Groups = append(scope.Groups, g)
-			}
+			g, _ := g.(string)
+			scope.Groups = append(scope.Groups, g)
 		}
 	})
 	c.forEach(w, "search_aliases", func(a *recordValue) {
@@ -147,10 +142,9 @@ func identsValue(v any) any {
 	}
 	out := make([]any, len(list))
 	for i, elem := range list {
-		ident, ok := elem.(*recordValue)
-		if !ok {
-			continue // the config is refused: the value is not used
-		}
+		// nil when it did not decode, read as empty: the config is
+		// refused, and the value not used.
+		ident, _ := elem.(*recordValue)
 		m := map[string]any{"ident": ident.text("ident"), "aliases": ident.list("aliases")}
 		if groups, ok := ident.get("groups").([]any); ok {
 			m["groups"] = groups

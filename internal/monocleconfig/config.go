@@ -176,17 +176,14 @@ type Error struct {
 
 // Error joins the problems with "; ", at most about 2 KiB.
 func (e *Error) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(cutText(p.String(), 400))
+	var parts []string
+	for _, p := range e.Problems {
+		parts = append(parts, cutText(p.String(), 400))
 	}
 	if more := e.Total - len(e.Problems); more > 0 {
-		fmt.Fprintf(&b, "; and %d more", more)
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
-	return cutText(b.String(), maxMessage)
+	return cutText(strings.Join(parts, "; "), maxMessage)
 }
 
 // Parse validates data as Monocle 1.11.2 reads its config.yaml. env reports
@@ -222,11 +219,10 @@ func ParseWithLimits(data []byte, env func(name string) bool, limits Limits) (*C
 	}
 
 	s := &sink{}
-	d := &decoder{sink: s}
-	value, _ := d.decode(configType, root)
+	c := &checker{decoder: decoder{sink: s}, env: env}
+	value, _ := c.decode(configType, root)
 	// The rest of Monocle's rules run on what decoded, so that one answer
 	// lists the problems of both kinds.
-	c := &checker{sink: s, env: env}
 	cfg := c.check(value)
 	if s.problemCount > 0 {
 		return nil, &Error{Problems: s.problems, Total: s.problemCount}

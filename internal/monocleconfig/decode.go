@@ -59,31 +59,22 @@ type sink struct {
 	quiet bool
 }
 
-// problem records a problem at path. Only the problems kept are
-// formatted: a config may have a problem per node.
-func (s *sink) problem(path pathStack, format string, args ...any) {
-	s.problemCount++
-	if !s.full() {
-		s.problems = append(s.problems, Problem{Path: path.String(), Message: fmt.Sprintf(format, args...)})
-	}
-}
-
 // full says whether further problems are only counted.
 func (s *sink) full() bool { return s.quiet || len(s.problems) >= maxProblems }
-
-func (s *sink) ignore(path pathStack) {
-	if len(s.ignored) < maxIgnored {
-		s.ignored = append(s.ignored, path.String())
-	}
-}
 
 type decoder struct {
 	path pathStack
 	sink *sink
 }
 
+// problem records a problem at the path. Only the problems kept are
+// formatted: a config may have a problem per node.
 func (d *decoder) problem(format string, args ...any) {
-	d.sink.problem(d.path, format, args...)
+	s := d.sink
+	s.problemCount++
+	if !s.full() {
+		s.problems = append(s.problems, Problem{Path: d.path.String(), Message: fmt.Sprintf(format, args...)})
+	}
 }
 
 // decode reads n as a t; false when it does not fit (a problem is recorded).
@@ -195,7 +186,9 @@ func (d *decoder) decodeRecord(t *record, o object) (any, bool) {
 	for _, e := range o.entries {
 		if t.index(e.key) < 0 {
 			d.path.pushKey(e.key)
-			d.sink.ignore(d.path)
+			if len(d.sink.ignored) < maxIgnored {
+				d.sink.ignored = append(d.sink.ignored, d.path.String())
+			}
 			d.path.pop()
 		}
 	}
@@ -211,8 +204,7 @@ func isOptional(t dhallType) bool {
 // the first (in the sorted order) that reads without error is taken.
 func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 	o, isObject := objectOf(n)
-	trialSink := sink{quiet: true}
-	trial := decoder{path: d.path, sink: &trialSink}
+	trial := decoder{path: d.path, sink: &sink{quiet: true}}
 	// The alternative the map looks most like, to explain a failure: the
 	// first with the most keys that are its fields, if any is.
 	var best *alternative
@@ -228,7 +220,6 @@ func (d *decoder) decodeUnion(t *union, n *yaml.Node) (any, bool) {
 		if !isObject {
 			continue
 		}
-		trialSink.problemCount = 0
 		if _, ok := trial.decodeRecord(alt.typ, o); ok {
 			// Read it again, to note the keys it ignores.
 			v, _ := d.decodeRecord(alt.typ, o)

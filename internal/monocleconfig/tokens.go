@@ -60,9 +60,8 @@ type tokenCheck struct {
 // sharedClient is the crawlers of one client key (a provider, a URL, and a
 // Gerrit login): from two on, their tokens are compared.
 type sharedClient struct {
-	first, second string // the first two crawlers' paths
-	login         string // " and Gerrit login", for the message
-	count         int
+	paths []string // the crawlers' paths
+	login string   // " and Gerrit login", for the message
 }
 
 // add records a crawler's token variable, missing or not. key is its
@@ -73,14 +72,10 @@ func (t *tokenCheck) add(path, variable string, missing bool, key, login string)
 		if t.shared == nil {
 			t.shared = map[string]*sharedClient{}
 		}
-		c := t.shared[key]
-		if c == nil {
-			c = &sharedClient{first: path, login: login}
-			t.shared[key] = c
+		if t.shared[key] == nil {
+			t.shared[key] = &sharedClient{login: login}
 		}
-		if c.count++; c.count == 2 {
-			c.second = path
-		}
+		t.shared[key].paths = append(t.shared[key].paths, path)
 	}
 	if !missing {
 		return
@@ -101,10 +96,10 @@ func (t *tokenCheck) result() Tokens {
 	listed := map[bool]int{} // by Exits
 	for i := range t.all {
 		m := &t.all[i]
-		if c := t.shared[t.keys[i]]; c != nil && c.count >= 2 {
-			other := c.first
+		if c := t.shared[t.keys[i]]; c != nil && len(c.paths) >= 2 {
+			other := c.paths[0]
 			if other == m.Crawler {
-				other = c.second
+				other = c.paths[1]
 			}
 			m.Exits, m.Why = true, fmt.Sprintf(whyShared, c.login, other)
 		}

@@ -403,9 +403,8 @@ func objectOf(n *yaml.Node) (object, bool) {
 			if elem.Kind != yaml.MappingNode {
 				return object{}, false
 			}
-			keyNode, hasKey := lastValue(elem, "key")
-			valueNode, hasValue := lastValue(elem, "value")
-			if !hasKey || !hasValue {
+			keyNode, valueNode := lastValue(elem, "key"), lastValue(elem, "value")
+			if keyNode == nil || valueNode == nil {
 				return object{}, false
 			}
 			k, isString := stringOf(keyNode)
@@ -420,14 +419,14 @@ func objectOf(n *yaml.Node) (object, bool) {
 }
 
 // lastValue is the value of the last key of the mapping m that reads as
-// the string key.
-func lastValue(m *yaml.Node, key string) (*yaml.Node, bool) {
+// the string key, nil when there is none.
+func lastValue(m *yaml.Node, key string) *yaml.Node {
 	for i := len(m.Content) - 2; i >= 0; i -= 2 {
 		if k, _ := stringOf(m.Content[i]); k == key {
-			return m.Content[i+1], true
+			return m.Content[i+1]
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // pathStack is the path of the node being read, rendered only on error.

@@ -34,16 +34,18 @@ type token struct {
 	start, end int
 }
 
-// keywords are tried in Lexer.hs' order, each as a plain prefix
-// (Megaparsec's `symbol`, with no check of what follows).
-var keywords = []keyword{{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot}}
-
-type keyword struct {
-	word string
-	kind tokenKind
+// symbols are the keywords, in Lexer.hs' order, and the punctuation, each
+// tried as a plain prefix (Megaparsec's `symbol`, with no check of what
+// follows); no two start alike.
+var symbols = []symbol{
+	{"and", tokAnd}, {"AND", tokAnd}, {"or", tokOr}, {"OR", tokOr}, {"not", tokNot}, {"NOT", tokNot},
+	{":", tokEqual}, {">", tokGreater}, {"<", tokLower}, {"(", tokOpen}, {")", tokClose},
 }
 
-var punctuation = map[rune]tokenKind{':': tokEqual, '>': tokGreater, '<': tokLower, '(': tokOpen, ')': tokClose}
+type symbol struct {
+	text string
+	kind tokenKind
+}
 
 // isHaskellSpace is Data.Char.isSpace, the space Megaparsec's `space` skips:
 // ASCII \t..\r, and the Unicode space separators (Zs: ' ', U+00A0, ...);
@@ -88,20 +90,17 @@ func lex(rs []rune) ([]token, error) {
 	i := skipSpaces(rs, 0)
 	for i < len(rs) {
 		start := i
-		kw := slices.IndexFunc(keywords, func(kw keyword) bool { return hasPrefix(rs, start, kw.word) })
-		kind, isPunctuation := punctuation[rs[i]]
-		text := ""
+		sym := slices.IndexFunc(symbols, func(sym symbol) bool { return hasPrefix(rs, start, sym.text) })
+		kind, text := tokLiteral, ""
 		switch {
-		case kw >= 0:
-			kind = keywords[kw].kind
-			i += len(keywords[kw].word)
-		case isPunctuation:
-			i++
+		case sym >= 0:
+			kind = symbols[sym].kind
+			i += len(symbols[sym].text)
 		case isValueChar(rs[i]):
 			for i < len(rs) && isValueChar(rs[i]) {
 				i++
 			}
-			kind, text = tokLiteral, string(rs[start:i])
+			text = string(rs[start:i])
 		case rs[i] == '"':
 			j := i + 1
 			for j < len(rs) && isQuotedChar(rs[j]) {
@@ -113,7 +112,7 @@ func lex(rs []rune) ([]token, error) {
 			if j == len(rs) || rs[j] != '"' {
 				return nil, &Error{Offset: j, Message: "Expected closing double quote"}
 			}
-			kind, text, i = tokLiteral, string(rs[start+1:j]), j+1
+			text, i = string(rs[start+1:j]), j+1
 		default:
 			// Operators are not followed by spaces: "a: b" stops here.
 			return nil, &Error{Offset: i, Message: "Expected field value (spaces are not allowed after operator)"}

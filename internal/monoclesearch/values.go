@@ -81,7 +81,9 @@ func absoluteDate(v string) (parsed, old bool) {
 // exist (fromGregorianValid).
 func ParseTime(format, s string) (year string, ok bool) {
 	rs := []rune(s)
-	i, month, day := 0, 1, 1
+	// The two-digit fields read, by specifier: a month and a day not read
+	// are 1.
+	i, read := 0, [128]int{'m': 1, 'd': 1}
 	for f := 0; f < len(format); f++ {
 		var spec byte // the specifier after a '%'
 		if format[f] == '%' {
@@ -125,16 +127,11 @@ func ParseTime(format, s string) (year string, ok bool) {
 			if bounds := timeFields[spec]; !ok || n < bounds[0] || n > bounds[1] {
 				return "", false
 			}
-			switch spec {
-			case 'm':
-				month = n
-			case 'd':
-				day = n
-			}
+			read[spec] = n
 			i += 2
 		}
 	}
-	return year, i == len(rs) && day <= daysIn(month, year)
+	return year, i == len(rs) && read['d'] <= daysIn(read['m'], year)
 }
 
 // timeFields are the bounds of the two-digit specifiers.

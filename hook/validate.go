@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
-	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 )
@@ -29,11 +28,6 @@ import (
 // sched is the spec's scheduling, converted once for the checks and the pods.
 func validateChildValues(spec *Spec, sched scheduling) *fieldError {
 	es := spec.Elasticsearch
-	var urlSecretRef field.ErrorList
-	if ref := es.URLSecretRef; ref != nil {
-		p := field.NewPath("elasticsearch", "urlSecretRef")
-		urlSecretRef = append(dnsSubdomain(ref.Name, p.Child("name")), messages(validation.IsConfigMapKey(ref.Key), ref.Key, p.Child("key"))...)
-	}
 	errs := slices.Concat(
 		validateResources(es.Resources, field.NewPath("elasticsearch", "resources")),
 		validateResources(spec.API.Resources, field.NewPath("api", "resources")),
@@ -44,16 +38,32 @@ func validateChildValues(spec *Spec, sched scheduling) *fieldError {
 		// A PersistentVolumeClaim's class, and the names of the objects a pod
 		// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
 		// ConfigMap key. A ConfigMap the hook only reads is held to the same
-		// rule: no ConfigMap can have another name. An unset name is "".
+		// rule: no ConfigMap can have another name.
 		dnsSubdomain(spec.StorageClassName, field.NewPath("storageClassName")),
 		dnsSubdomain(es.StorageClassName, field.NewPath("elasticsearch", "storageClassName")),
-		dnsSubdomain(ptr.Deref(es.Snapshots, v1alpha1.SnapshotsSpec{}).StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName")),
-		urlSecretRef,
-		dnsSubdomain(ptr.Deref(spec.ConfigMapRef, v1alpha1.LocalRef{}).Name, field.NewPath("configMapRef", "name")),
-		dnsSubdomain(ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name, field.NewPath("secretRef", "name")),
-		validateIngress(ptr.Deref(spec.Ingress, v1alpha1.IngressSpec{}), field.NewPath("ingress")),
-		ingressHost(ptr.Deref(spec.Route, v1alpha1.RouteSpec{}).Host, field.NewPath("route", "host")),
 	)
+	// The optional parts are checked only when set: every sync runs this,
+	// and a path or an empty Ingress checked costs allocations.
+	if es.Snapshots != nil {
+		errs = append(errs, dnsSubdomain(es.Snapshots.StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName"))...)
+	}
+	if ref := es.URLSecretRef; ref != nil {
+		p := field.NewPath("elasticsearch", "urlSecretRef")
+		errs = append(errs, dnsSubdomain(ref.Name, p.Child("name"))...)
+		errs = append(errs, messages(validation.IsConfigMapKey(ref.Key), ref.Key, p.Child("key"))...)
+	}
+	if spec.ConfigMapRef != nil {
+		errs = append(errs, dnsSubdomain(spec.ConfigMapRef.Name, field.NewPath("configMapRef", "name"))...)
+	}
+	if spec.SecretRef != nil {
+		errs = append(errs, dnsSubdomain(spec.SecretRef.Name, field.NewPath("secretRef", "name"))...)
+	}
+	if spec.Ingress != nil {
+		errs = append(errs, validateIngress(*spec.Ingress, field.NewPath("ingress"))...)
+	}
+	if spec.Route != nil {
+		errs = append(errs, ingressHost(spec.Route.Host, field.NewPath("route", "host"))...)
+	}
 	if len(errs) == 0 {
 		return nil
 	}

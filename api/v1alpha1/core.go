@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // Core converts a value of core_types.go's bounded types (or a map of
@@ -11,8 +12,12 @@ import (
 // bounds), so it converts through it: a field added to both needs no code
 // here. nil stays nil.
 func Core[Out, In any](in In) Out {
-	b, err := json.Marshal(in)
 	var out Out
+	if v := reflect.ValueOf(in); !v.IsValid() || v.IsZero() {
+		// Unset, as most optional fields are: no JSON to make.
+		return out
+	}
+	b, err := json.Marshal(in)
 	if err == nil {
 		err = json.Unmarshal(b, &out)
 	}

@@ -216,7 +216,7 @@ func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 	}
 	if in.Host != "" {
 		in.annotations = v1alpha1.Core[map[string]string](in.Annotations)
-		s.ingress = &in
+		s.ingress = new(in) // a copy: in stays on the stack when there is no Ingress
 		if urlValue == "" {
 			scheme := "http"
 			if in.TLSSecretName != "" || in.edgeTLS {

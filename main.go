@@ -177,16 +177,7 @@ func readInput(command, file string, stdin io.Reader, stderr io.Writer) ([]byte,
 		fmt.Fprintf(stderr, "monocle-hook %s: -f is required\n", command)
 		return nil, errUsage
 	}
-	in := stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		in = f
-	}
-	return io.ReadAll(io.LimitReader(in, 1<<30))
+	return snapshot.ReadFile(file, stdin, 1<<30)
 }
 
 // options are the serving flags.

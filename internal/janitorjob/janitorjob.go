@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"text/template"
@@ -91,16 +90,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // readObjects reads -f, file or stdin ("-"), at most maxObjects.
 func readObjects(file string, stdin io.Reader, monocle string) ([]byte, error) {
-	in := stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		in = f
-	}
-	objects, err := io.ReadAll(io.LimitReader(in, maxObjects+1))
+	objects, err := snapshot.ReadFile(file, stdin, maxObjects+1)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -101,4 +102,19 @@ func Parse(fs *flag.FlagSet, args []string, required ...string) error {
 		return fmt.Errorf("%w: missing --%s", ErrUsage, strings.Join(missing, ", --"))
 	}
 	return nil
+}
+
+// ReadFile reads at most limit bytes of the file a command's -f names, or
+// of stdin for "-".
+func ReadFile(file string, stdin io.Reader, limit int64) ([]byte, error) {
+	in := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	return io.ReadAll(io.LimitReader(in, limit))
 }

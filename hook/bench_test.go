@@ -274,7 +274,7 @@ func benchHandler(b *testing.B, h http.Handler, body []byte) {
 // BenchmarkLastApplied is the invalid-spec path on the large request's 100
 // observed children.
 func BenchmarkLastApplied(b *testing.B) {
-	objs := observe(decodeRequest(b, largeRequest(b, 100, true)).Children).all()
+	objs := observe(decodeRequest(b, largeRequest(b, 100, true)).Children, "").all()
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, c := range objs {

@@ -52,7 +52,7 @@ func syncCost(req *SyncRequest) int64 {
 	_ = json.Unmarshal(req.Parent.Spec, &spec)
 	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
 	// The generated ConfigMap is a source; the mounted copies are not.
-	generated := observe(req.Children).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
+	generated := observe(req.Children, req.Parent.Metadata.Namespace).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
 	for _, cm := range append(slices.Collect(maps.Values(req.Related.ConfigMaps)), generated) {
 		if cm != nil {
 			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))

@@ -180,7 +180,7 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 // which makes them the hook's; then they are left out, so removed, with
 // Recreate.
 func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
-	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, "spec", "strategy", "rollingUpdate") {
+	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, typeDeployment, "spec", "strategy", "rollingUpdate") {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: observed.Spec.Strategy.RollingUpdate}

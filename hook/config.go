@@ -53,7 +53,7 @@ func configSource(n instance.Names, s settings, generated map[string]string, rel
 	if s.configMap == "" {
 		return generated[configFile], nil
 	}
-	cm := byName(rel.ConfigMaps)[s.configMap]
+	cm := rel.ConfigMaps[s.configMap]
 	if cm == nil {
 		return "", &fieldError{ReasonReferenceNotFound, "configMapRef.name", fmt.Sprintf("names ConfigMap %s, which does not exist: the API and the crawler keep their config", quote(s.configMap))}
 	}

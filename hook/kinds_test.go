@@ -74,13 +74,13 @@ func TestObserveTakesEveryKind(t *testing.T) {
 		v.Field(i).Set(m)
 		objs = append(objs, obj)
 	}
-	obs := reflect.ValueOf(observe(in))
+	obs := reflect.ValueOf(observe(in, "ns"))
 	for i := range obs.NumField() {
 		if m := obs.Field(i); m.Len() != 1 || !m.MapIndex(reflect.ValueOf("child")).IsValid() {
 			t.Errorf("observe leaves out %s: %v", obs.Type().Field(i).Name, m)
 		}
 	}
-	all := observe(in).all()
+	all := observe(in, "ns").all()
 	if len(all) != len(objs) || len(all) != len(ChildKinds) {
 		t.Fatalf("all lists %d children of Children's %d kinds, want one of each of ChildKinds' %d", len(all), len(objs), len(ChildKinds))
 	}

@@ -43,7 +43,7 @@ var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "crea
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
 
 func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
-	child, observed, err := lastAppliedObject(obj)
+	child, observed, err := lastAppliedObject(obj, typ)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +56,8 @@ func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, 
 			for _, f := range serverOwnedMetadata {
 				unstructured.RemoveNestedField(child, "metadata", f)
 			}
+			// A copy that did not name obj: Metacontroller writes its own.
+			unstructured.RemoveNestedField(child, "metadata", "annotations", lastAppliedAnnotation)
 		}
 		// metadata, if there, is a map: both are obj's JSON.
 		_ = unstructured.SetNestedField(child, obj.GetName(), "metadata", "name")
@@ -82,13 +84,19 @@ func observedData[V any](child map[string]any, data map[string]V) {
 }
 
 // lastAppliedObject is what Metacontroller last applied of obj, under
-// either apply strategy: the object in its last-applied annotation (one
-// someone broke by hand counts as none), else (server-side apply keeps no
-// annotation) the fields its managedFields entry owns; nil when neither.
-// observed is obj as a JSON map, read when there is no annotation.
-func lastAppliedObject(obj metav1.Object) (applied, observed map[string]any, err error) {
+// either apply strategy: the object in its last-applied annotation, else
+// (server-side apply keeps no annotation) the fields its managedFields
+// entry owns; nil when neither. observed is obj as a JSON map, read when
+// there is no annotation.
+//
+// Whoever may edit the child may write the annotation, and Metacontroller
+// applies the answer with its own rights wherever the answer puts it: an
+// annotation that is not JSON, or names another kind, namespace or name
+// than obj's own, counts as none. The managedFields path takes every value
+// from obj itself, and its name is set from obj.
+func lastAppliedObject(obj metav1.Object, typ metav1.TypeMeta) (applied, observed map[string]any, err error) {
 	annotation := obj.GetAnnotations()[lastAppliedAnnotation]
-	if annotation != "" && json.Unmarshal([]byte(annotation), &applied) == nil && applied != nil {
+	if annotation != "" && json.Unmarshal([]byte(annotation), &applied) == nil && sameObject(applied, obj, typ) {
 		return applied, nil, nil
 	}
 	observed, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
@@ -98,10 +106,22 @@ func lastAppliedObject(obj metav1.Object) (applied, observed map[string]any, err
 	return appliedFields(obj, observed), observed, nil
 }
 
+// sameObject: applied names obj, of type typ. A namespace is obj's own or
+// none (Metacontroller then sets the parent's, which obj is in).
+// Each is a string or absent: any other value is not an identity.
+func sameObject(applied map[string]any, obj metav1.Object, typ metav1.TypeMeta) bool {
+	is := func(want string, path ...string) bool {
+		s, _, err := unstructured.NestedString(applied, path...)
+		return err == nil && s == want
+	}
+	return is(typ.APIVersion, "apiVersion") && is(typ.Kind, "kind") && is(obj.GetName(), "metadata", "name") &&
+		(is("", "metadata", "namespace") || is(obj.GetNamespace(), "metadata", "namespace"))
+}
+
 // lastAppliedHas reports whether what Metacontroller last applied of obj,
-// under either apply strategy, sets the field at path.
-func lastAppliedHas(obj metav1.Object, path ...string) bool {
-	applied, _, _ := lastAppliedObject(obj)
+// of type typ, under either apply strategy, sets the field at path.
+func lastAppliedHas(obj metav1.Object, typ metav1.TypeMeta, path ...string) bool {
+	applied, _, _ := lastAppliedObject(obj, typ)
 	v, _, _ := unstructured.NestedFieldNoCopy(applied, path...)
 	return v != nil
 }

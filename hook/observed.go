@@ -12,32 +12,46 @@ import (
 // observe re-keys the observed children by object name, whatever the hook
 // version keyed them by (v1: name, v2: namespace/name). Every lookup of an
 // observed child goes through its result.
-func observe(c Children) Children {
+func observe(c Children, namespace string) Children {
 	return Children{
-		Secrets:      byName(c.Secrets),
-		ConfigMaps:   byName(c.ConfigMaps),
-		Services:     byName(c.Services),
-		StatefulSets: byName(c.StatefulSets),
-		Deployments:  byName(c.Deployments),
-		Jobs:         byName(c.Jobs),
-		CronJobs:     byName(c.CronJobs),
-		Ingresses:    byName(c.Ingresses),
+		Secrets:      byName(c.Secrets, namespace),
+		ConfigMaps:   byName(c.ConfigMaps, namespace),
+		Services:     byName(c.Services, namespace),
+		StatefulSets: byName(c.StatefulSets, namespace),
+		Deployments:  byName(c.Deployments, namespace),
+		Jobs:         byName(c.Jobs, namespace),
+		CronJobs:     byName(c.CronJobs, namespace),
+		Ingresses:    byName(c.Ingresses, namespace),
 	}
 }
 
-// byName re-keys an observed child map by object name. A null entry, or one
-// without a name, is skipped: it cannot be a child.
+// byName re-keys the observed objects of the parent's namespace by name. A
+// null entry, or one without a name, is skipped: it cannot be a child. So is
+// one of another namespace: Metacontroller sends none, and whatever the hook
+// read from one could only be answered there, outside the Monocle (an
+// object without a namespace is one Metacontroller would put in the
+// parent's).
 func byName[T any, P interface {
 	*T
 	metav1.Object
-}](m map[string]P) map[string]P {
+}](m map[string]P, namespace string) map[string]P {
 	out := make(map[string]P, len(m))
 	for _, o := range m {
-		if o != nil && o.GetName() != "" {
+		if o != nil && o.GetName() != "" && (o.GetNamespace() == "" || o.GetNamespace() == namespace) {
 			out[o.GetName()] = o
 		}
 	}
 	return out
+}
+
+// in keys the related objects of the parent's namespace by name, as
+// observe does the children: the hook reads no object of another.
+func (r Related) in(namespace string) Related {
+	return Related{
+		ConfigMaps: byName(r.ConfigMaps, namespace),
+		Secrets:    byName(r.Secrets, namespace),
+		Claims:     byName(r.Claims, namespace),
+	}
 }
 
 // observedChild is an observed child and its type.

@@ -140,7 +140,7 @@ func kubectlIn(namespace string) string {
 func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel Related, apiRuns, signs bool) (hold *fieldError, note string) {
 	secret, key := n.API, generated[jwkKeyName]
 	if s.secret != "" {
-		if sec := byName(rel.Secrets)[s.secret]; sec != nil {
+		if sec := rel.Secrets[s.secret]; sec != nil {
 			if k, ok := sec.Data[jwkKeyName]; ok {
 				secret, key = s.secret, k
 			}

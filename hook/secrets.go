@@ -102,7 +102,7 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 // kubelet makes them); an https URL holds the pods as they are.
 func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
 	env = []map[string][]byte{generated}
-	relSecrets := byName(rel.Secrets)
+	relSecrets := rel.Secrets
 	if s.secret != "" {
 		if sec := relSecrets[s.secret]; sec == nil {
 			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %s, which does not exist", quote(s.secret))})

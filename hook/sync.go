@@ -54,7 +54,8 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 		return nil, fmt.Errorf("%w: the parent is a %s, not a %s", ErrBadRequest, req.Parent.Kind, Kind)
 	}
 	n := instance.For(req.Parent.Metadata.Name)
-	obs := observe(req.Children)
+	namespace := req.Parent.Metadata.Namespace
+	obs := observe(req.Children, namespace)
 
 	s, specErr := resolveSpec(req.Parent.Spec)
 	if errs := validation.IsDNS1035Label(n.Instance); len(errs) > 0 || len(n.Instance) > MaxNameLength {
@@ -85,9 +86,12 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			s.notes = append(s.notes, note)
 		}
 		var err error
-		if resp, err = desired(req.Parent, n, s, obs, req.Related, env); err != nil {
+		if resp, err = desired(req.Parent, n, s, obs, req.Related.in(namespace), env); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkBoundary(resp.Children, namespace, n, obs); err != nil {
+		return nil, err
 	}
 	// Without a finalize hook this is never asked; with one left over (the
 	// recorded parents carry its finalizer), the Monocle must not hang in
@@ -107,7 +111,7 @@ func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Rel
 		return nil, err
 	}
 	children := []Child{makeSecret(n, secret)}
-	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, byName(rel.Claims), env)
+	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, rel.Claims, env)
 	children = append(children, elastic...)
 	// Its affinity depends on the config, read by the pods' part.
 	apiService := makeService(n, n.API, componentAPI, instance.APIPort)

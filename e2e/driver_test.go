@@ -4,14 +4,20 @@ package e2e
 // API server: it reads the parent and its children from the server, keys the
 // children as a v1 or v2 hook expects, asks the hook's customize endpoint
 // which related objects to send, POSTs the sync request to the real HTTP
-// handler, then applies the answer the way Metacontroller v4.17 does:
-// creating missing children (with the last-applied annotation, the
+// handler, then applies the answer the way Metacontroller v4.17 does, each
+// child in its own namespace (the parent's when the answer leaves it empty:
+// pkg/controller/composite/hooks.go, applyNamespaceDefaults), keyed by
+// kind, namespace and name (pkg/controller/common/manage_children.go):
+// creating missing children (a create that meets an existing object is
+// swallowed) (with the last-applied annotation, the
 // controller ownerReference and the controller-uid label), updating the
 // others through the three-way merge of internal/mcapply (InPlace) or
 // server-side apply with field manager "metacontroller" and force, never
 // updating Jobs in three-way mode (OnDelete), deleting every observed child
 // the answer leaves out, and writing the answer's status (plus
-// observedGeneration) through the status subresource.
+// observedGeneration) through the status subresource. It records every
+// write it makes (writes), so that a child answered outside its Monocle
+// shows as a write outside the namespace.
 
 import (
 	"bytes"
@@ -83,6 +89,17 @@ type driver struct {
 	ns         string
 	ssa        bool // Metacontroller's --apply-strategy=server-side-apply
 	v2         bool // hook version v2: children keyed namespace/name
+	// writes are every write the driver made, in order.
+	writes []write
+}
+
+// write is one write to the API server: its verb and the object's type
+// key, namespace and name.
+type write struct{ verb, key, namespace, name string }
+
+// writesOutside are the writes the driver made outside namespace ns.
+func (d *driver) writesOutside(ns string) []write {
+	return slices.DeleteFunc(slices.Clone(d.writes), func(w write) bool { return w.namespace == ns })
 }
 
 func newDriver(t *testing.T, ns string) *driver {
@@ -286,20 +303,24 @@ func (d *driver) sync(name string) result {
 	for _, child := range res.answer.Children {
 		obj := &unstructured.Unstructured{Object: child}
 		ct := childTypeOf(obj.GetKind())
-		desired[ct.key+"/"+obj.GetName()] = true
 		// What Metacontroller adds before applying: the parent's namespace
 		// and, with generateSelector, the controller-uid label.
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace(d.ns)
 		}
+		desired[ct.key+"/"+obj.GetNamespace()+"/"+obj.GetName()] = true
 		labels := obj.GetLabels()
 		if labels == nil {
 			labels = map[string]string{}
 		}
 		labels["controller-uid"] = string(uid)
 		obj.SetLabels(labels)
-		client := d.dyn.Resource(ct.gvr).Namespace(d.ns)
-		old := observed[ct.key][obj.GetName()]
+		client := d.dyn.Resource(ct.gvr).Namespace(obj.GetNamespace())
+		var old *unstructured.Unstructured
+		if obj.GetNamespace() == d.ns {
+			old = observed[ct.key][obj.GetName()]
+		}
+		w := write{"", ct.key, obj.GetNamespace(), obj.GetName()}
 		ref := metav1.OwnerReference{APIVersion: parent.GetAPIVersion(), Kind: parent.GetKind(), Name: parent.GetName(), UID: uid,
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 
@@ -309,6 +330,8 @@ func (d *driver) sync(name string) result {
 			if err != nil {
 				d.t.Fatal(err)
 			}
+			w.verb = "apply"
+			d.writes = append(d.writes, w)
 			out, err := client.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "metacontroller", Force: ptr.To(true)})
 			if err != nil {
 				d.t.Fatalf("server-side apply of %s %s: %v", obj.GetKind(), obj.GetName(), err)
@@ -326,7 +349,11 @@ func (d *driver) sync(name string) result {
 				d.t.Fatal(err)
 			}
 			obj.SetOwnerReferences([]metav1.OwnerReference{ref})
-			if _, err := client.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			w.verb = "create"
+			d.writes = append(d.writes, w)
+			if _, err := client.Create(ctx, obj, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+				continue
+			} else if err != nil {
 				d.t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
 			}
 			res.created = append(res.created, ct.key+"/"+obj.GetName())
@@ -339,6 +366,8 @@ func (d *driver) sync(name string) result {
 		if !changed || ct.onDelete {
 			continue
 		}
+		w.verb = "update"
+		d.writes = append(d.writes, w)
 		if _, err := client.Update(ctx, &unstructured.Unstructured{Object: merged}, metav1.UpdateOptions{}); err != nil {
 			d.t.Fatalf("updating %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
@@ -346,9 +375,10 @@ func (d *driver) sync(name string) result {
 	}
 	for _, ct := range childTypes {
 		for n, o := range observed[ct.key] {
-			if desired[ct.key+"/"+n] || o.GetDeletionTimestamp() != nil {
+			if desired[ct.key+"/"+d.ns+"/"+n] || o.GetDeletionTimestamp() != nil {
 				continue
 			}
+			d.writes = append(d.writes, write{"delete", ct.key, d.ns, n})
 			uid := o.GetUID()
 			err := d.dyn.Resource(ct.gvr).Namespace(d.ns).Delete(ctx, n, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
@@ -369,6 +399,7 @@ func (d *driver) sync(name string) result {
 	var current any = parent.Object["status"]
 	if !jsonEqual(current, status) {
 		parent.Object["status"] = status
+		d.writes = append(d.writes, write{"status", "Monocle", d.ns, name})
 		if _, err := d.dyn.Resource(monocleGVR).Namespace(d.ns).UpdateStatus(ctx, parent, metav1.UpdateOptions{}); err != nil {
 			d.t.Fatalf("writing status: %v", err)
 		}

@@ -36,7 +36,7 @@ func checkBoundary(children []Child, namespace string, n instance.Names, obs Chi
 			return fmt.Errorf("%w: %s %s is of no kind of child", ErrOutsideMonocle, id.APIVersion, id.Kind)
 		case id.Namespace != "" && id.Namespace != namespace:
 			return fmt.Errorf("%w: %s %s/%s is outside namespace %s", ErrOutsideMonocle, id.Kind, id.Namespace, id.Name, namespace)
-		case !ownName(n, id.Name) && !obs.has(id.Kind, id.Name):
+		case !ownName(n, id.Name) && !obs.has(id.TypeMeta, id.Name):
 			return fmt.Errorf("%w: %s %s is named neither by the hook nor by an observed child", ErrOutsideMonocle, id.Kind, id.Name)
 		}
 	}
@@ -86,7 +86,25 @@ func ownName(n instance.Names, name string) bool {
 	return hashed(n.MountedConfigPrefix(), configHashLength) || hashed(n.UpdateIdentsPrefix(), instance.IdentsHashLength)
 }
 
-// has: an observed child of that kind has that name.
-func (c Children) has(kind, name string) bool {
-	return slices.ContainsFunc(c.all(), func(o observedChild) bool { return o.typ.Kind == kind && o.obj.GetName() == name })
+// has: an observed child of that type has that name.
+func (c Children) has(typ metav1.TypeMeta, name string) bool {
+	switch typ {
+	case typeSecret:
+		return c.Secrets[name] != nil
+	case typeConfigMap:
+		return c.ConfigMaps[name] != nil
+	case typeService:
+		return c.Services[name] != nil
+	case typeStatefulSet:
+		return c.StatefulSets[name] != nil
+	case typeDeployment:
+		return c.Deployments[name] != nil
+	case typeJob:
+		return c.Jobs[name] != nil
+	case typeCronJob:
+		return c.CronJobs[name] != nil
+	case typeIngress:
+		return c.Ingresses[name] != nil
+	}
+	return false
 }

@@ -1,13 +1,13 @@
 package hook
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -49,16 +49,18 @@ type childIdentity struct {
 	Namespace, Name string
 }
 
-// identity reads a child's: a typed object's fields, or a raw one's JSON
-// (a child answered as last applied).
+// identity reads a child's: a typed object's fields, or those of a JSON
+// map (a child answered as last applied), each a string or absent.
 func identity(child Child) (childIdentity, error) {
-	if raw, ok := child.(json.RawMessage); ok {
-		var head struct {
-			metav1.TypeMeta
-			Metadata struct{ Namespace, Name string }
+	if m, ok := child.(map[string]any); ok {
+		var errs []error
+		str := func(path ...string) string {
+			s, _, err := unstructured.NestedString(m, path...)
+			errs = append(errs, err)
+			return s
 		}
-		err := json.Unmarshal(raw, &head)
-		return childIdentity{head.TypeMeta, head.Metadata.Namespace, head.Metadata.Name}, err
+		id := childIdentity{metav1.TypeMeta{APIVersion: str("apiVersion"), Kind: str("kind")}, str("metadata", "namespace"), str("metadata", "name")}
+		return id, errors.Join(errs...)
 	}
 	obj, ok := child.(interface {
 		metav1.Object

@@ -167,18 +167,18 @@ func TestCheckBoundary(t *testing.T) {
 	}{
 		"the API":                          {deployment("", "m-api"), true},
 		"the API, in the namespace":        {deployment("ns", "m-api"), true},
-		"a mounted config":                 {json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-0123456789"}}`), true},
-		"an update-idents Job":             {json.RawMessage(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"m-update-idents-abcdef0123"}}`), true},
-		"an observed name":                 {json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"}}`), true},
+		"a mounted config":                 {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-0123456789"}}`), true},
+		"an update-idents Job":             {held(t, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"m-update-idents-abcdef0123"}}`), true},
+		"an observed name":                 {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"}}`), true},
 		"another namespace":                {deployment("kube-system", "m-api"), false},
-		"another namespace, raw":           {json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":"x"}}`), false},
+		"another namespace, raw":           {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":"x"}}`), false},
 		"another Monocle's child":          {deployment("ns", "other-api"), false},
-		"Monocle m-config-x's API":         {json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-x-api"}}`), false},
-		"an observed name of another kind": {json.RawMessage(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"odd"}}`), false},
-		"a kind not of the table":          {json.RawMessage(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m-api"}}`), false},
-		"a version not of the table":       {json.RawMessage(`{"apiVersion":"apps/v1beta1","kind":"Deployment","metadata":{"name":"m-api"}}`), false},
-		"a namespace that is no string":    {json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":1}}`), false},
-		"no Kubernetes object":             {map[string]any{"kind": "ConfigMap"}, false},
+		"Monocle m-config-x's API":         {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-x-api"}}`), false},
+		"an observed name of another kind": {held(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"odd"}}`), false},
+		"a kind not of the table":          {held(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m-api"}}`), false},
+		"a version not of the table":       {held(t, `{"apiVersion":"apps/v1beta1","kind":"Deployment","metadata":{"name":"m-api"}}`), false},
+		"a namespace that is no string":    {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":1}}`), false},
+		"no Kubernetes object":             {struct{ Kind string }{"ConfigMap"}, false},
 	}
 	for name, tc := range tests {
 		err := checkBoundary([]Child{tc.child}, "ns", n, obs)
@@ -243,4 +243,13 @@ func FuzzBoundary(f *testing.F) {
 		}
 		assertInMonocle(t, req, decodeAnswer(t, b))
 	})
+}
+
+// held is a child as lastAppliedChild answers it: a JSON map.
+func held(t *testing.T, s string) Child {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -42,7 +42,9 @@ func lastApplied(env Env, observed []observedChild) ([]Child, error) {
 var serverOwnedMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp",
 	"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences", "selfLink"}
 
-func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, error) {
+// lastAppliedChild is a child answered as last applied, as a JSON map: the
+// answer's encoding writes it, and checkBoundary reads what it will write.
+func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (map[string]any, error) {
 	child, observed, err := lastAppliedObject(obj, typ)
 	if err != nil {
 		return nil, err
@@ -70,7 +72,7 @@ func lastAppliedChild(obj metav1.Object, typ metav1.TypeMeta) (json.RawMessage, 
 	case *corev1.ConfigMap:
 		observedData(child, o.Data)
 	}
-	return json.Marshal(child)
+	return child, nil
 }
 
 // observedData sets the data of a Secret or ConfigMap child to the observed

@@ -1,12 +1,10 @@
 package hook
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -91,16 +89,15 @@ func (m *metrics) countChildren(children []Child) {
 	}
 }
 
-// kindOf is a child's kind: typed objects carry it, and the raw objects of
-// a last-applied answer are read for it.
+// kindOf is a child's kind: typed objects carry it, and so do the JSON
+// maps of a last-applied answer.
 func kindOf(c Child) string {
 	switch o := c.(type) {
 	case interface{ GetObjectKind() schema.ObjectKind }:
 		return o.GetObjectKind().GroupVersionKind().Kind
-	case json.RawMessage:
-		var t metav1.TypeMeta
-		if json.Unmarshal(o, &t) == nil && t.Kind != "" {
-			return t.Kind
+	case map[string]any:
+		if kind, _ := o["kind"].(string); kind != "" {
+			return kind
 		}
 	}
 	return "unknown"

@@ -86,5 +86,5 @@ type SyncResponse struct {
 
 // Child is one desired object: a typed Kubernetes object with its TypeMeta
 // set, or (when a bad spec makes the hook repeat what it answered before) a
-// raw JSON object.
+// JSON map.
 type Child any

@@ -41,19 +41,11 @@ func proveSwitch(ctx context.Context, o options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	hookAddr, err := freeLoopbackAddress()
-	if err != nil {
-		return err
-	}
-	hook, err := startProcess(filepath.Join(dir, "hook.log"), o.hook, nil, "--listen", hookAddr)
+	hookURL, hook, err := startHook(ctx, o, dir)
 	if err != nil {
 		return err
 	}
 	defer hook.stop()
-	hookURL := "http://" + hookAddr
-	if err := waitHealthy(ctx, hook, hookURL+"/healthz"); err != nil {
-		return fmt.Errorf("the hook: %w", err)
-	}
 	cc, err := compositeController(o.controller, hookURL)
 	if err != nil {
 		return err
@@ -90,17 +82,7 @@ func proveSwitch(ctx context.Context, o options) error {
 		return err
 	}
 	start := func(name string, extra ...string) (*process, error) {
-		health, err := freeLoopbackAddress()
-		if err != nil {
-			return nil, err
-		}
-		args := append(slices.Clone(o.mcFlags), extra...)
-		args = append(args, "--kubeconfig="+kubeconfig, "--metrics-address=0", "--health-probe-bind-address="+health, "--pprof-address=0")
-		mc, err := startProcess(filepath.Join(dir, name+".log"), o.metacontroller, o.mcEnv, args...)
-		if err != nil {
-			return nil, err
-		}
-		return mc, waitHealthy(ctx, mc, "http://"+health+"/healthz")
+		return startMetacontroller(ctx, o, dir, name, kubeconfig, extra...)
 	}
 
 	// 1. Dynamic apply.

@@ -1,9 +1,16 @@
 package hook
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -49,4 +56,120 @@ func yamlQuoted(s string) string { return strconv.QuoteToASCII(s) }
 
 func aliasConfig(alias string) string {
 	return "workspaces:\n  - name: demo\n    crawlers: []\n    search_aliases:\n      - {name: a, alias: " + yamlQuoted(alias) + "}\n"
+}
+
+// checkPrinted holds every condition message of every answer the tests
+// and the fuzz targets get to what the issue asks of a message: no control
+// or bidi character, and no command but one of command.Forms with each
+// value what it claims to be.
+func checkPrinted(t testing.TB, conds []metav1.Condition) {
+	t.Helper()
+	for _, c := range conds {
+		if !printable.Clean(c.Message) {
+			t.Fatalf("%s's message carries a control or bidi character: %q", c.Type, c.Message)
+		}
+		if rest := command.Strip(c.Message); strings.Contains(rest, "kubectl") {
+			t.Fatalf("%s's message prints a command that is not one of command.Forms (or a value in it is not what it claims):\n%s", c.Type, rest)
+		}
+	}
+}
+
+// The issue's attacks on the commands the hook prints, run as an admin
+// would paste them: in a scratch home directory holding a decoy
+// .kube/config, with the token the message asks for in ./token, and a
+// kubectl that records what it was given and what its --from-file read.
+// No command may read the decoy or run anything a tenant wrote.
+func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
+	tokenVar := func(v string) string {
+		return configSpec(t, strings.Replace(githubConfig, "{github_organization", "{github_token: "+yamlQuoted(v)+", github_organization", 1), "")
+	}
+	for name, tc := range map[string]struct {
+		namespace, spec string
+		reads           bool // the command reads ./token
+	}{
+		// A valid Secret key, and on Kubernetes 1.37 a valid variable name.
+		"a token variable named .kube":  {namespace: "default", spec: tokenVar(".kube"), reads: true},
+		"a token variable named ..kube": {namespace: "default", spec: tokenVar("..kube")},
+		// render and check read a Monocle's namespace from a file.
+		"a namespace that is a shell command": {namespace: "x; echo PWNED >&2; touch PWNED; #", spec: configSpec(t, githubConfig, "")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := steady(t, tc.spec)
+			req.Parent.Metadata.Namespace = tc.namespace
+			// Sync itself, not syncJSON: this test stands on its own.
+			resp, err := Sync(req, testEnv())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := answerStatus{resp.Status}.Condition(ConditionSpecApplied)
+			if c.Reason != ReasonCrawlerTokenMissing {
+				t.Fatalf("SpecApplied %+v, want %s", c, ReasonCrawlerTokenMissing)
+			}
+			read := false
+			for _, cmd := range pastedCommands(c.Message) {
+				log := runPasted(t, cmd)
+				if strings.Contains(log, "PWNED") || strings.Contains(log, decoy) {
+					t.Errorf("pasted at home, %s\nran or read:\n%s", cmd, log)
+				}
+				read = read || strings.Contains(log, "ghp_test")
+			}
+			if read != tc.reads {
+				t.Errorf("a command read ./token: %v, want %v; the message: %s", read, tc.reads, c.Message)
+			}
+		})
+	}
+}
+
+// decoy is what the scratch home's .kube/config holds.
+const decoy = "decoy-kubeconfig: an admin's credentials"
+
+// pastedCommands are the commands a message tells its reader to run, as a
+// reader copies them: from "run " to the end of the step ("; then ") or of
+// the message.
+func pastedCommands(msg string) []string {
+	var cmds []string
+	for _, part := range strings.Split(msg, " run ")[1:] {
+		cmd, _, _ := strings.Cut(part, "; then ")
+		cmds = append(cmds, strings.TrimPrefix(cmd, ": "))
+	}
+	return cmds
+}
+
+// runPasted runs cmd with sh in a scratch home (its working directory),
+// with a kubectl that logs its arguments and the files its --from-file
+// names (a directory's files, as kubectl reads them); it returns the log,
+// the shell's output and what the scratch home holds.
+func runPasted(t *testing.T, cmd string) string {
+	t.Helper()
+	home, bin := t.TempDir(), t.TempDir()
+	log := filepath.Join(bin, "log")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(home, ".kube"), 0o700))
+	must(os.WriteFile(filepath.Join(home, ".kube", "config"), []byte(decoy), 0o600))
+	must(os.WriteFile(filepath.Join(home, "token"), []byte("ghp_test"), 0o600))
+	must(os.WriteFile(filepath.Join(bin, "kubectl"), []byte(`#!/bin/sh
+echo "kubectl $*" >>"$LOG"
+for a; do
+	case $a in --from-file=*)
+		f=${a#--from-file=}; case $f in *=*) f=${f#*=};; esac
+		if [ -d "$f" ]; then cat "$f"/* >>"$LOG"; else cat "$f" >>"$LOG"; fi
+	esac
+done
+`), 0o755))
+	sh := exec.Command("sh", "-c", cmd)
+	sh.Dir = home
+	sh.Env = []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"), "LOG=" + log}
+	out, _ := sh.CombinedOutput()
+	logged, _ := os.ReadFile(log)
+	entries, _ := os.ReadDir(home)
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	return string(logged) + string(out) + "\nhome: " + strings.Join(files, " ")
 }

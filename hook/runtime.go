@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
@@ -106,31 +107,44 @@ func variables(tokens []monocleconfig.MissingToken) string {
 	return strings.Join(keys, ", ")
 }
 
-// addKeys is the command that adds the tokens' variables to a Secret, each
-// from a file of its name: the token is never typed on a command line.
+// addKeys are the commands that add the tokens' variables to a Secret,
+// one per key, each reading the token from the file ./token: the token is
+// never typed on a command line, and no command reads a file whose name the
+// config chose (a variable named .kube would read ~/.kube pasted at home).
 func addKeys(namespace, secret string, tokens []monocleconfig.MissingToken) string {
-	var from strings.Builder
-	keys, _ := keysOf(tokens)
+	keys, more := keysOf(tokens)
+	steps := make([]string, 0, len(keys)+1)
 	for _, k := range keys {
 		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
 			// envFrom takes a Secret's keys as they are: no key can be
 			// a variable of that name.
 			return fmt.Sprintf("%s cannot be a Secret's key (%s): name another variable in the config", quote(k), errs[0])
 		}
-		from.WriteString(" --from-file=" + k)
+		steps = append(steps, fmt.Sprintf("for %s, write its token to the file ./token, without a final newline, and run %s", quote(k),
+			kubectl(namespace, []string{secret}, "create", "secret", "generic", secret, "--from-file="+k+"=./token", "--dry-run=client", "-o", "json")+
+				" | "+kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=merge", "--patch-file=/dev/stdin")))
 	}
-	return fmt.Sprintf("with each token in a file of its variable's name, without a final newline, run "+
-		"%s create secret generic %s%s --dry-run=client -o json | %s patch secret %s --type=merge --patch-file=/dev/stdin",
-		kubectlIn(namespace), secret, from.String(), kubectlIn(namespace), secret)
+	if more > 0 {
+		steps = append(steps, fmt.Sprintf("the same for up to %d more variables", more))
+	}
+	return strings.Join(steps, "; then ")
 }
 
-// kubectlIn is kubectl in a namespace; a Monocle read from a file may have
-// none (render, check), and is then in kubectl's current one.
-func kubectlIn(namespace string) string {
-	if namespace == "" {
-		return "kubectl"
+// kubectl is a command of command.Forms for a message: kubectl in
+// namespace (none: a Monocle read from a file, in kubectl's current one),
+// then args, of which names are Kubernetes names. A value that is not what
+// it claims is never printed into a command: the message says so instead.
+func kubectl(namespace string, names []string, args ...string) string {
+	words, ok := command.Kubectl(namespace)
+	if !ok {
+		return "(no command: the namespace " + quote(namespace) + " is not a DNS label)"
 	}
-	return "kubectl -n " + namespace
+	for _, n := range names {
+		if !command.Name(n) {
+			return "(no command: " + quote(n) + " is not a Kubernetes name)"
+		}
+	}
+	return command.Line(append(words, args...)...)
 }
 
 // loginKey checks the login key the API pods get: the user's Secret's, when
@@ -160,8 +174,9 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 	message := fmt.Sprintf(
 		"key %s of Secret %s is %d bytes: Monocle signs logins and admin tokens with it only from %d bytes on, and otherwise draws a random key in each API process, "+
 			"so that every restart logs everyone out and a login on one replica is refused by another; %s. "+
-			"Remove it, and the API gets the %d-character key the hook generates: %s patch secret %s --type=json -p '[{\"op\":\"remove\",\"path\":\"/data/%s\"}]'",
-		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey, kubectlIn(namespace), secret, jwkKeyName)
+			"Remove it, and the API gets the %d-character key the hook generates: %s",
+		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey,
+		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+jwkKeyName+`"}]`))
 	if !signs {
 		return nil, message
 	}

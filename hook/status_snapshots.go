@@ -80,7 +80,8 @@ func lastRunNote(namespace string, cj *batchv1.CronJob, success time.Time) strin
 	if sched == nil || len(cj.Status.Active) > 0 || (!success.IsZero() && success.After(sched.Time)) {
 		return ""
 	}
-	return fmt.Sprintf("; the run scheduled at %s did not succeed: kubectl -n %s logs job/%s", formatTime(sched.Time), namespace, snapshotJobName(cj.Name, sched.Time))
+	job := snapshotJobName(cj.Name, sched.Time)
+	return fmt.Sprintf("; the run scheduled at %s did not succeed: %s", formatTime(sched.Time), kubectl(namespace, []string{job}, "logs", "job/"+job))
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -67,7 +67,14 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 		if !success.IsZero() {
 			last = formatTime(success)
 		}
-		c.Message = fmt.Sprintf("no snapshot succeeded since %s, the second-to-last time scheduled (last success: %s)%s", formatTime(due), last, lastRun)
+		// A cron schedule's second-to-last time moves once a period; an
+		// "@every" one's is computed from the clock, and would move the
+		// status on every sync: it is said as a span, never as a time.
+		since := "since " + formatTime(due) + ", the second-to-last time scheduled"
+		if _, ok := sched.(cron.ConstantDelaySchedule); ok {
+			since = "in the last two periods of " + quote(cj.Spec.Schedule)
+		}
+		c.Message = fmt.Sprintf("no snapshot succeeded %s (last success: %s)%s", since, last, lastRun)
 	}
 	return c
 }

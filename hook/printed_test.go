@@ -130,7 +130,9 @@ func pastedCommands(msg string) []string {
 	var cmds []string
 	for _, part := range strings.Split(msg, " run ")[1:] {
 		cmd, _, _ := strings.Cut(part, "; then ")
-		cmds = append(cmds, strings.TrimPrefix(cmd, ": "))
+		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
+			cmds = append(cmds, cmd)
+		}
 	}
 	return cmds
 }

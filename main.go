@@ -152,7 +152,11 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 		io.Copy(stdout, &out)
 		return errExit
 	case err != nil:
-		io.Copy(stderr, &out)
+		// The flag package prints a wrong flag as it was given, control
+		// characters and all: said here escaped, then the usage.
+		fmt.Fprintln(stderr, printable.Escape(err.Error()))
+		fs.SetOutput(stderr)
+		fs.Usage()
 		return errUsage
 	}
 	return nil

@@ -42,6 +42,18 @@ func TestCLIPrintsNoControls(t *testing.T) {
 		"render: a spec it refuses": {
 			run: runRender, stdin: monocle("{name: m, namespace: a}", badConfig, "{}"), lines: 1,
 		},
+		"render: a wrong flag": {
+			run: func(_ string, stdout, stderr *bytes.Buffer) int {
+				return run([]string{"render", "--" + hostile}, strings.NewReader(""), stdout, stderr)
+			},
+			lines: -1, // the usage follows, on lines of its own
+		},
+		"restore-job: a wrong flag": {
+			run: func(_ string, stdout, stderr *bytes.Buffer) int {
+				return run([]string{"restore-job", "--" + hostile}, strings.NewReader(""), stdout, stderr)
+			},
+			lines: -1,
+		},
 		"render: an error quoting the input": {
 			run: runRender, stdin: "apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: Secret, metadata: {name: " + q(hostile) + "}, data: {k: " + q(hostile) + "}}]\n", lines: 1,
 		},
@@ -54,10 +66,11 @@ func TestCLIPrintsNoControls(t *testing.T) {
 			if strings.HasPrefix(name, "check") {
 				text = stdout.String()
 			}
-			if got := strings.Count(text, "\n"); got != tc.lines {
+			if got := strings.Count(text, "\n"); tc.lines >= 0 && got != tc.lines {
 				t.Errorf("%d lines, want %d:\n%s", got, tc.lines, text)
 			}
-			if !printable.Clean(strings.ReplaceAll(text, "\n", "")) {
+			// A usage's own tabs and newlines are meant: a value's are escaped.
+			if !printable.Clean(strings.NewReplacer("\n", "", "\t", "").Replace(text)) {
 				t.Errorf("a control or bidi character in %q", text)
 			}
 		})

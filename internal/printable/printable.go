@@ -46,6 +46,20 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// Lines is s with each of its lines escaped and its newlines kept: for a
+// text that means its lines (a usage, a Job's comments) and shows values.
+func Lines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, line := range lines {
+		text, nl := strings.CutSuffix(line, "\n")
+		lines[i] = Escape(text)
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
 // Quote is s in double quotes, escaped as Go quotes a string: every
 // character Escape escapes (and any other that is not printable), the
 // quote and the backslash. A quoted value cannot end its quotes early.

@@ -67,6 +67,14 @@ func TestEscapeEveryControl(t *testing.T) {
 	}
 }
 
+func TestLines(t *testing.T) {
+	in := "# kubectl -n ns get job j\n# config (\x1b[2Jx\ry)\n\nlast"
+	want := "# kubectl -n ns get job j\n# config (\\x1b[2Jx\\ry)\n\nlast"
+	if got := Lines(in); got != want {
+		t.Errorf("Lines(%q) = %q, want %q", in, got, want)
+	}
+}
+
 func FuzzEscape(f *testing.F) {
 	f.Add("\x1b[2J\u202e\r\n\x9b")
 	f.Fuzz(func(t *testing.T, s string) {

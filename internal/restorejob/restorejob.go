@@ -174,15 +174,7 @@ func Print(w io.Writer, comments *template.Template, job *batchv1.Job, data any)
 	}
 	// Each comment line stays one line of text, whatever a value it
 	// shows holds (the objects of -f are a file anyone may have written).
-	lines := strings.SplitAfter(out.String(), "\n")
-	for i, line := range lines {
-		text, nl := strings.CutSuffix(line, "\n")
-		lines[i] = printable.Escape(text)
-		if nl {
-			lines[i] += "\n"
-		}
-	}
-	_, err = fmt.Fprintf(w, "%s---\n%s", strings.Join(lines, ""), doc)
+	_, err = fmt.Fprintf(w, "%s---\n%s", printable.Lines(out.String()), doc)
 	return err
 }
 

@@ -69,7 +69,7 @@ func TestPrintedCommandsAtHome(t *testing.T) {
 		}
 	}
 	if got := string(s.Data[".kube"]); got != "ghp_e2e" {
-		t.Errorf("the Secret m-api's key .kube is %q, want the token of ./token", got)
+		t.Errorf("the Secret m-api's key .kube is %q, want the token of ./token-1", got)
 	}
 }
 
@@ -110,7 +110,8 @@ func TestRenderedCommandsRunNoNamespace(t *testing.T) {
 func pasted(msg string) []string {
 	var cmds []string
 	for _, part := range strings.Split(msg, " run ")[1:] {
-		cmd, _, _ := strings.Cut(part, "; then ")
+		cmd, _, _ := strings.Cut(part, "; ")
+		cmd, _, _ = strings.Cut(cmd, " (then ")
 		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
 			cmds = append(cmds, cmd)
 		}
@@ -119,7 +120,8 @@ func pasted(msg string) []string {
 }
 
 // pasteAtHome runs cmd with sh in a scratch home directory (its working
-// directory and $HOME) holding a decoy .kube/config and token in ./token,
+// directory and $HOME) holding a decoy .kube/config and token in the file
+// the message names for it, ./token-1,
 // with the admin's kubeconfig elsewhere; it returns what the shell printed
 // and the files the home then holds.
 func pasteAtHome(t *testing.T, kubeconfig, cmd, token string) string {
@@ -131,7 +133,7 @@ func pasteAtHome(t *testing.T, kubeconfig, cmd, token string) string {
 	if err := os.WriteFile(filepath.Join(home, ".kube", "config"), []byte(decoyConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, "token"), []byte(token), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "token-1"), []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sh := exec.Command("sh", "-c", cmd)

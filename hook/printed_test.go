@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/command"
@@ -76,7 +78,7 @@ func checkPrinted(t testing.TB, conds []metav1.Condition) {
 
 // The issue's attacks on the commands the hook prints, run as an admin
 // would paste them: in a scratch home directory holding a decoy
-// .kube/config, with the token the message asks for in ./token, and a
+// .kube/config, with the tokens the message asks for in ./token-N, and a
 // kubectl that records what it was given and what its --from-file read.
 // No command may read the decoy or run anything a tenant wrote.
 func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
@@ -85,7 +87,7 @@ func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		namespace, spec string
-		reads           bool // the command reads ./token
+		reads           bool // the command reads ./token-1
 	}{
 		// A valid Secret key, and on Kubernetes 1.37 a valid variable name.
 		"a token variable named .kube":  {namespace: "default", spec: tokenVar(".kube"), reads: true},
@@ -114,7 +116,7 @@ func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
 				read = read || strings.Contains(log, "ghp_test")
 			}
 			if read != tc.reads {
-				t.Errorf("a command read ./token: %v, want %v; the message: %s", read, tc.reads, c.Message)
+				t.Errorf("a command read ./token-1: %v, want %v; the message: %s", read, tc.reads, c.Message)
 			}
 		})
 	}
@@ -125,11 +127,12 @@ const decoy = "decoy-kubeconfig: an admin's credentials"
 
 // pastedCommands are the commands a message tells its reader to run, as a
 // reader copies them: from "run " to the end of the step ("; then ") or of
-// the message.
+// the message, or to an aside in parentheses.
 func pastedCommands(msg string) []string {
 	var cmds []string
 	for _, part := range strings.Split(msg, " run ")[1:] {
-		cmd, _, _ := strings.Cut(part, "; then ")
+		cmd, _, _ := strings.Cut(part, "; ")
+		cmd, _, _ = strings.Cut(cmd, " (then ")
 		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
 			cmds = append(cmds, cmd)
 		}
@@ -153,7 +156,9 @@ func runPasted(t *testing.T, cmd string) string {
 	}
 	must(os.MkdirAll(filepath.Join(home, ".kube"), 0o700))
 	must(os.WriteFile(filepath.Join(home, ".kube", "config"), []byte(decoy), 0o600))
-	must(os.WriteFile(filepath.Join(home, "token"), []byte("ghp_test"), 0o600))
+	for i := 1; i <= 5; i++ { // the files the message asks for
+		must(os.WriteFile(filepath.Join(home, "token-"+strconv.Itoa(i)), []byte("ghp_test"), 0o600))
+	}
 	must(os.WriteFile(filepath.Join(bin, "kubectl"), []byte(`#!/bin/sh
 echo "kubectl $*" >>"$LOG"
 for a; do
@@ -174,4 +179,44 @@ done
 		files = append(files, e.Name())
 	}
 	return string(logged) + string(out) + "\nhome: " + strings.Join(files, " ")
+}
+
+// The token command is whole in the message however many tokens are
+// missing and however long their names: a command cut short is one a
+// reader cannot paste. Too long to print whole, it is not printed.
+func TestTokenCommandIsWhole(t *testing.T) {
+	for name, tc := range map[string]struct {
+		variable int // each variable's length
+		keys     int // the --from-file of the command
+		more     string
+	}{
+		"long names: fewer keys, the others counted": {variable: 40, keys: 3, more: "(then the same for up to 4 more variables)"},
+		"names too long for one command":             {variable: 200, more: "(no command: the names are too long"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var crawlers strings.Builder
+			for i := range 7 {
+				fmt.Fprintf(&crawlers, "      - {name: gh%d, update_since: '2024-01-01', provider: {github_organization: x, github_token: TOKEN_%d_%s}}\n",
+					i, i, strings.Repeat("X", tc.variable-8))
+			}
+			secret := strings.Repeat("s", 253)
+			req := steady(t, configSpec(t, "workspaces:\n  - name: demo\n    crawlers:\n"+crawlers.String(), `{"secretRef":{"name":"`+secret+`"}}`))
+			req.Parent.Metadata.Namespace = strings.Repeat("n", 63)
+			req.Related = Related{Secrets: map[string]*corev1.Secret{secret: {ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: req.Parent.Metadata.Namespace}}}}
+			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
+			cmds := pastedCommands(c.Message)
+			if c.Reason != ReasonCrawlerTokenMissing || !strings.Contains(c.Message, tc.more) || strings.HasSuffix(c.Message, "…") {
+				t.Fatalf("SpecApplied %s: %s", c.Reason, c.Message)
+			}
+			if tc.keys == 0 {
+				if len(cmds) != 0 {
+					t.Errorf("commands %q, want none", cmds)
+				}
+				return
+			}
+			if len(cmds) != 1 || !strings.HasSuffix(cmds[0], "--patch-file=/dev/stdin") || strings.Count(cmds[0], "--from-file=") != tc.keys {
+				t.Errorf("commands %q, want one whole, with %d keys", cmds, tc.keys)
+			}
+		})
+	}
 }

@@ -19,8 +19,8 @@ import (
 
 // Form is one command the project prints, as its words with a placeholder
 // (in capitals) for each value: NAMESPACE (a DNS label), NAME (a
-// Kubernetes name, a DNS subdomain), KEY (a Secret key) or SIZE (a
-// quantity). A kubectl command may print "-n NAMESPACE" or not (a Monocle
+// Kubernetes name, a DNS subdomain), KEY (a Secret key), SIZE (a
+// quantity), FROM-FILES (--from-file=KEY=./token-N, once or more). A kubectl command may print "-n NAMESPACE" or not (a Monocle
 // read from a file has no namespace): the forms spell it always.
 type Form struct {
 	// Text is the command, one line; a pipe joins two commands.
@@ -34,8 +34,8 @@ type Form struct {
 // TestPrintedCommandsAreForms reads every command out of the hook's
 // messages and the Jobs' comments and fails on one that is not here.
 var Forms = []Form{
-	{By: "CrawlerTokenMissing (hook/runtime.go), one per key, reading the file ./token",
-		Text: "kubectl -n NAMESPACE create secret generic NAME --from-file=KEY=./token --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
+	{By: "CrawlerTokenMissing (hook/runtime.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
+		Text: "kubectl -n NAMESPACE create secret generic NAME FROM-FILES --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
 	{By: "LoginKeyTooShort (hook/runtime.go)",
 		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},
 	{By: "VolumeExpansionRequired (hook/storage.go)",
@@ -126,11 +126,13 @@ func Strip(text string) string {
 }
 
 var formPatterns = func() []*regexp.Regexp {
+	const key = "[-._a-zA-Z0-9]{1,253}"
 	values := strings.NewReplacer(
+		"FROM-FILES", "--from-file="+key+`=\./token-[1-9][0-9]*(?: --from-file=`+key+`=\./token-[1-9][0-9]*)*`,
 		"-n NAMESPACE ", "(?:-n [a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])? )?",
 		"NAMESPACE", "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?",
 		"NAME", "[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?",
-		"KEY", "[-._a-zA-Z0-9]{1,253}",
+		"KEY", key,
 		"SIZE", `[0-9][0-9.]*(?:[eE][0-9]+|[kMGTPE]i?|[munk])?`,
 	)
 	var out []*regexp.Regexp

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -83,4 +84,22 @@ func runCheck(stdin string, stdout, stderr *bytes.Buffer) int {
 
 func runRender(stdin string, stdout, stderr *bytes.Buffer) int {
 	return run([]string{"render", "-f", "-"}, strings.NewReader(stdin), &bytes.Buffer{}, stderr)
+}
+
+// The commands the CLI's errors print are command.Forms: check's on input
+// without a Monocle, janitor-job's on objects without the API.
+func TestCLIErrorCommandsAreForms(t *testing.T) {
+	for name, args := range map[string][]string{
+		"check":       {"check", "-f", "-"},
+		"janitor-job": {"janitor-job", "update-idents", "--monocle", "m", "-f", "-"},
+	} {
+		var stderr bytes.Buffer
+		run(args, strings.NewReader("apiVersion: v1\nkind: List\nitems: []\n"), &bytes.Buffer{}, &stderr)
+		if !strings.Contains(stderr.String(), "kubectl") {
+			t.Fatalf("%s: no command in its error: %s", name, stderr.String())
+		}
+		if rest := command.Strip(stderr.String()); strings.Contains(rest, "kubectl") {
+			t.Errorf("%s prints a command that is not one of command.Forms: %s", name, rest)
+		}
+	}
 }

@@ -29,8 +29,9 @@ type Form struct {
 	By string
 }
 
-// Forms is every command the project prints with values in it (the
-// README's and the chart's, with none, are run by e2e/printed_test.go).
+// Forms is every command the project prints in its messages, the Jobs'
+// comments and the CLI's errors (the README's and the chart's are run by
+// e2e/printed_test.go, which lists them).
 // TestPrintedCommandsAreForms reads every command out of the hook's
 // messages and the Jobs' comments and fails on one that is not here.
 var Forms = []Form{
@@ -59,7 +60,9 @@ var Forms = []Form{
 		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}'`},
 	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE delete job NAME"},
 	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl apply -f janitor.yaml"},
-	{By: "janitor-job's error on objects without the API (internal/janitorjob); NS is for the reader to fill in",
+	{By: "check's error on input without a Monocle, and its usage (check.go, main.go)",
+		Text: "kubectl get monocles,configmaps,secrets -A -o yaml"},
+	{By: "janitor-job's error on objects without the API, and its usage (internal/janitorjob); NS is for the reader to fill in",
 		Text: "kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml"},
 	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE wait --for=condition=complete --timeout=10m job/NAME"},
 	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE logs job/NAME"},
@@ -139,9 +142,10 @@ var formPatterns = func() []*regexp.Regexp {
 	// The longest first: a form may begin as another does.
 	forms := slices.SortedFunc(slices.Values(Forms), func(a, b Form) int { return len(b.Text) - len(a.Text) })
 	for _, f := range forms {
-		// A command ends where the message goes on: a value that only
-		// begins as it claims is not taken out.
-		out = append(out, regexp.MustCompile(values.Replace(regexp.QuoteMeta(f.Text))+`($|[\s;),])`))
+		// A command ends where the message goes on (a space, a
+		// punctuation mark, a code span's end): a value that only begins
+		// as it claims is not taken out.
+		out = append(out, regexp.MustCompile(values.Replace(regexp.QuoteMeta(f.Text))+"($|[\\s;),.`])"))
 	}
 	return out
 }()

@@ -105,13 +105,13 @@ func TestRenderedCommandsRunNoNamespace(t *testing.T) {
 }
 
 // pasted are the commands a message tells its reader to run, as a reader
-// copies them: from "run " to the end of the step ("; then ") or of the
-// message.
+// copies them: from "run " to the end of the message (these messages hold
+// one problem), or to the aside in parentheses after it. Not to the next
+// "; ": a command that holds one runs what follows it.
 func pasted(msg string) []string {
 	var cmds []string
 	for _, part := range strings.Split(msg, " run ")[1:] {
-		cmd, _, _ := strings.Cut(part, "; ")
-		cmd, _, _ = strings.Cut(cmd, " (then ")
+		cmd, _, _ := strings.Cut(part, " (then ")
 		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
 			cmds = append(cmds, cmd)
 		}

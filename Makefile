@@ -45,7 +45,8 @@ lint:
 
 # Bounded native fuzzing of the decoder and of Sync (seeded from the
 # fixtures), of the trust boundary (observed children as a tenant may
-# write them), of the config validation and of the search-alias check.
+# write them), of the config validation, of the search-alias check and of
+# the escaping every message goes through.
 # Minimizing a new 44 KB input takes the default minute: bounded to 100
 # runs, so the time goes to fuzzing (about 90,000 runs in 15 s here, not 14).
 # The cached corpus ($GOCACHE/fuzz) grows with every run on a machine, and
@@ -65,6 +66,7 @@ fuzz:
 	$(GO) test ./internal/monocleconfig -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./internal/monocleconfig -run '^$$' -fuzz '^FuzzBound$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./internal/monoclesearch -run '^$$' -fuzz '^FuzzValidateAlias$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	$(GO) test ./internal/printable -run '^$$' -fuzz '^FuzzEscape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 # Integration tests on a real etcd + kube-apiserver: tools/assets.sh builds
 # them once (about 20 minutes cold) into ~/.cache/monocle-hook.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // check prints every Monocle in the -f file that this version would not
@@ -21,7 +22,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitCode(stderr, "monocle-hook check", err)
 	}
 	fail := func(err error) int {
-		fmt.Fprintln(stderr, "monocle-hook check:", err)
+		fmt.Fprintln(stderr, "monocle-hook check:", printable.Escape(err.Error()))
 		return 2
 	}
 	objects, err := readInput("check", *file, stdin, stderr)

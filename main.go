@@ -29,6 +29,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -125,7 +126,8 @@ func exitCode(stderr io.Writer, command string, err error) int {
 	case errors.Is(err, errUsage):
 		return 2
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", command, err)
+	// One line of text, whatever the input the error quotes held.
+	fmt.Fprintf(stderr, "%s: %s\n", command, printable.Escape(err.Error()))
 	if errors.Is(err, snapshot.ErrUsage) {
 		return 2
 	}
@@ -150,7 +152,11 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 		io.Copy(stdout, &out)
 		return errExit
 	case err != nil:
-		io.Copy(stderr, &out)
+		// The flag package prints a wrong flag as it was given, control
+		// characters and all: said here escaped, then the usage.
+		fmt.Fprintln(stderr, printable.Escape(err.Error()))
+		fs.SetOutput(stderr)
+		fs.Usage()
 		return errUsage
 	}
 	return nil
@@ -356,7 +362,7 @@ func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if held != nil {
 		// What the output leaves out or keeps, and why.
-		fmt.Fprintf(stderr, "monocle-hook render: SpecApplied=False, %s: %s\n", held.Reason, held.Message)
+		fmt.Fprintf(stderr, "monocle-hook render: SpecApplied=False, %s: %s\n", held.Reason, printable.Escape(held.Message))
 	}
 	_, err = stdout.Write(out)
 	return err

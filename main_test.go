@@ -166,7 +166,7 @@ func TestRenderSaysWhatItHolds(t *testing.T) {
 	if err := render([]string{"-f", "-"}, strings.NewReader(monocle), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(errOut.String(), "SpecApplied=False, CrawlerTokenMissing: ") || !strings.Contains(errOut.String(), "kubectl -n team create secret generic m-api --from-file=GITHUB_TOKEN") {
+	if !strings.Contains(errOut.String(), "SpecApplied=False, CrawlerTokenMissing: ") || !strings.Contains(errOut.String(), "kubectl -n team create secret generic m-api --from-file=GITHUB_TOKEN=./token-1") {
 		t.Errorf("stderr: %s", errOut.String())
 	}
 	if strings.Contains(out.String(), "name: m-crawler") || !strings.Contains(out.String(), "name: m-api\n") {

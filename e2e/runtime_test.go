@@ -36,16 +36,19 @@ func TestCrawlerWaitsForItsToken(t *testing.T) {
 	}
 	c := condition(d.monocle("m"), "SpecApplied")
 	msg, _ := c["message"].(string)
-	_, command, found := strings.Cut(msg, "final newline, run ")
+	_, command, found := strings.Cut(msg, "./token-1) and run ")
 	if c["reason"] != "CrawlerTokenMissing" || !found || !strings.Contains(msg, "GITHUB_TOKEN") {
 		t.Fatalf("SpecApplied = %v", c)
 	}
 	apiGeneration := d.get("Deployment.apps/v1", "m-api").GetGeneration()
 	before := d.resourceVersions("m")
 
-	// The admin runs it as printed, the token in a file of its name.
+	// The admin runs it as printed, the token in the file it reads.
+	if !strings.Contains(msg, `to its file ("GITHUB_TOKEN" to ./token-1)`) {
+		t.Fatalf("SpecApplied does not say what to put in ./token-1: %s", msg)
+	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "GITHUB_TOKEN"), []byte("ghp_e2e"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "token-1"), []byte("ghp_e2e"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("running: %s", command)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // Refusal is a Monocle this hook would not apply in full, and why.
@@ -15,7 +16,8 @@ type Refusal struct {
 }
 
 func (r Refusal) String() string {
-	return fmt.Sprintf("%s/%s: %s: %s", r.Namespace, r.Name, r.Reason, r.Message)
+	// One line of text, whatever the objects checked hold.
+	return printable.Escape(fmt.Sprintf("%s/%s: %s: %s", r.Namespace, r.Name, r.Reason, r.Message))
 }
 
 // Report is what Check found: how many Monocles it answered, those this
@@ -34,7 +36,7 @@ type Roll struct {
 }
 
 func (r Roll) String() string {
-	return fmt.Sprintf("%s/%s: rolls %s from %s to %s (the new default image)", r.Namespace, r.Name, r.Component, r.From, r.To)
+	return printable.Escape(fmt.Sprintf("%s/%s: rolls %s from %s to %s (the new default image)", r.Namespace, r.Name, r.Component, r.From, r.To))
 }
 
 // Check answers every Monocle in objects (the output of `kubectl get

@@ -111,7 +111,8 @@ func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVo
 		for _, ref := range claims[name].OwnerReferences {
 			if ref.UID == sts.UID && sts.UID != "" {
 				return fmt.Sprintf("waiting for the StatefulSet controller to release PersistentVolumeClaim %s (it does once Elasticsearch's pod is Pending or ready; "+
-					"or remove its ownerReference by hand: kubectl patch pvc %s --type json -p '[{\"op\":\"remove\",\"path\":\"/metadata/ownerReferences\"}]')", name, name)
+					"or remove its ownerReference by hand: %s)", name,
+					kubectl("", []string{name}, "patch", "pvc", name, "--type", "json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`))
 			}
 		}
 	}

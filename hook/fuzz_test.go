@@ -27,6 +27,7 @@ func FuzzSyncRequest(f *testing.F) {
 			}
 			return
 		}
+		checkPrinted(t, resp.Status.Conditions)
 		b, err := json.Marshal(resp)
 		if err != nil {
 			t.Fatalf("encoding: %v", err)
@@ -99,6 +100,7 @@ func FuzzSpec(f *testing.F) {
 			}
 			t.Fatalf("Sync: %v", err)
 		}
+		checkPrinted(t, resp.Status.Conditions)
 		b, err := json.Marshal(resp)
 		if err != nil {
 			t.Fatal(err)

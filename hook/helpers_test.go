@@ -80,6 +80,7 @@ func syncJSON(t testing.TB, req *SyncRequest) []byte {
 	if err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
+	checkPrinted(t, resp.Status.Conditions)
 	b, err := json.Marshal(resp)
 	if err != nil {
 		t.Fatal(err)

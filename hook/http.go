@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // MaxBodyBytes bounds a sync request. A real one with seven children is
@@ -334,9 +335,9 @@ func (c *call) checkParent(w http.ResponseWriter, p *Parent) bool {
 // bytes of it.
 func quoteShort(s string) string {
 	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
+		return printable.Quote(s[:64]) + "..."
 	}
-	return strconv.Quote(s)
+	return printable.Quote(s)
 }
 
 // answer encodes resp, then suffix, writes it and flushes it, so that a

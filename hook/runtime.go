@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
@@ -35,6 +37,10 @@ const minLoginKey = 64
 // listed caps the crawlers and variables a message names.
 const listed = 5
 
+// minListed is the least room a CrawlerTokenMissing message keeps for the
+// tokens it lists before its command: the first of them, cut.
+const minListed = 200
+
 // missingTokens holds the crawler when a missing token would make its
 // process exit (hold), and notes those that only skip their crawler. A
 // crawler that is off reads no token.
@@ -58,11 +64,17 @@ func missingTokens(namespace string, n instance.Names, s settings, tokens monocl
 		if crawlerRuns {
 			held = "the crawler keeps its running template"
 		}
-		hold = &fieldError{ReasonCrawlerTokenMissing, "", fmt.Sprintf("%s; %s until the Secret %s has %s: %s",
-			listTokens(exits, tokens.Count-len(tokens.Missing)), held, quote(secret), variables(exits), addKeys(namespace, secret, exits))}
+		// The message is cut to maxMessage: the command is never what
+		// is cut (a command cut short runs something else, or nothing),
+		// but the list of tokens before it.
+		head := fmt.Sprintf("; %s until the Secret %s has %s: ", held, quote(secret), variables(exits))
+		add := addKeys(namespace, secret, exits, maxMessage-len(head)-minListed)
+		list := listTokens(exits, tokens.Count-len(tokens.Missing))
+		hold = &fieldError{ReasonCrawlerTokenMissing, "", cut(list, max(maxMessage-len(head)-len(add)-1, 0)) + head + add}
 	}
 	if len(skips) > 0 {
-		notes = append(notes, fmt.Sprintf("%s; the Secret %s can have %s: %s", listTokens(skips, 0), quote(secret), variables(skips), addKeys(namespace, secret, skips)))
+		// A note is not cut (only the whole condition is, far longer).
+		notes = append(notes, fmt.Sprintf("%s; the Secret %s can have %s: %s", listTokens(skips, 0), quote(secret), variables(skips), addKeys(namespace, secret, skips, maxMessage)))
 	}
 	return hold, notes
 }
@@ -107,30 +119,62 @@ func variables(tokens []monocleconfig.MissingToken) string {
 }
 
 // addKeys is the command that adds the tokens' variables to a Secret, each
-// from a file of its name: the token is never typed on a command line.
-func addKeys(namespace, secret string, tokens []monocleconfig.MissingToken) string {
-	var from strings.Builder
-	keys, _ := keysOf(tokens)
+// from a file of the project's own naming (./token-1, ./token-2, ...), and
+// says which token goes in which: the token is never typed on a command
+// line, and no command reads a file whose name the config chose (a
+// variable named .kube would read ~/.kube pasted at home). It takes the
+// most variables whose text fits in budget bytes, and says how many more
+// there are; when not one fits, it prints no command.
+func addKeys(namespace, secret string, tokens []monocleconfig.MissingToken, budget int) string {
+	keys, more := keysOf(tokens)
 	for _, k := range keys {
 		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
 			// envFrom takes a Secret's keys as they are: no key can be
 			// a variable of that name.
 			return fmt.Sprintf("%s cannot be a Secret's key (%s): name another variable in the config", quote(k), errs[0])
 		}
-		from.WriteString(" --from-file=" + k)
 	}
-	return fmt.Sprintf("with each token in a file of its variable's name, without a final newline, run "+
-		"%s create secret generic %s%s --dry-run=client -o json | %s patch secret %s --type=merge --patch-file=/dev/stdin",
-		kubectlIn(namespace), secret, from.String(), kubectlIn(namespace), secret)
+	for n := len(keys); n > 0; n-- {
+		if text := addKeysCommand(namespace, secret, keys[:n], more+len(keys)-n); len(text) <= budget {
+			return text
+		}
+	}
+	return "(no command: the names are too long to print one whole in this message)"
 }
 
-// kubectlIn is kubectl in a namespace; a Monocle read from a file may have
-// none (render, check), and is then in kubectl's current one.
-func kubectlIn(namespace string) string {
-	if namespace == "" {
-		return "kubectl"
+// addKeysCommand is addKeys' text for keys, and more variables left out.
+func addKeysCommand(namespace, secret string, keys []string, more int) string {
+	files := make([]string, len(keys))
+	args := []string{"create", "secret", "generic", secret}
+	for i, k := range keys {
+		file := "./token-" + strconv.Itoa(i+1)
+		files[i] = quote(k) + " to " + file
+		args = append(args, "--from-file="+k+"="+file)
 	}
-	return "kubectl -n " + namespace
+	also := ""
+	if more > 0 {
+		also = fmt.Sprintf(" (then the same for up to %d more variables)", more)
+	}
+	return fmt.Sprintf("write each token, without a final newline, to its file (%s) and run %s%s", strings.Join(files, ", "),
+		kubectl(namespace, []string{secret}, append(args, "--dry-run=client", "-o", "json")...)+
+			" | "+kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=merge", "--patch-file=/dev/stdin"), also)
+}
+
+// kubectl is a command of command.Forms for a message: kubectl in
+// namespace (none: a Monocle read from a file, in kubectl's current one),
+// then args, of which names are Kubernetes names. A value that is not what
+// it claims is never printed into a command: the message says so instead.
+func kubectl(namespace string, names []string, args ...string) string {
+	words, ok := command.Kubectl(namespace)
+	if !ok {
+		return "(no command: the namespace " + quote(namespace) + " is not a DNS label)"
+	}
+	for _, n := range names {
+		if !command.Name(n) {
+			return "(no command: " + quote(n) + " is not a Kubernetes name)"
+		}
+	}
+	return command.Line(append(words, args...)...)
 }
 
 // loginKey checks the login key the API pods get: the user's Secret's, when
@@ -160,8 +204,9 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 	message := fmt.Sprintf(
 		"key %s of Secret %s is %d bytes: Monocle signs logins and admin tokens with it only from %d bytes on, and otherwise draws a random key in each API process, "+
 			"so that every restart logs everyone out and a login on one replica is refused by another; %s. "+
-			"Remove it, and the API gets the %d-character key the hook generates: %s patch secret %s --type=json -p '[{\"op\":\"remove\",\"path\":\"/data/%s\"}]'",
-		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey, kubectlIn(namespace), secret, jwkKeyName)
+			"Remove it, and the API gets the %d-character key the hook generates: %s",
+		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey,
+		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+jwkKeyName+`"}]`))
 	if !signs {
 		return nil, message
 	}

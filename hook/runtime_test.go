@@ -55,7 +55,7 @@ func apiVolume(t *testing.T, a answer) string {
 // only skips its crawler is a note.
 func TestCrawlerTokenMissing(t *testing.T) {
 	n := instance.For("monocle-sample")
-	const addGenerated = "kubectl -n default create secret generic monocle-sample-api --from-file=GITHUB_TOKEN --dry-run=client -o json | kubectl -n default patch secret monocle-sample-api --type=merge --patch-file=/dev/stdin"
+	const addGenerated = `write each token, without a final newline, to its file ("GITHUB_TOKEN" to ./token-1) and run kubectl -n default create secret generic monocle-sample-api --from-file=GITHUB_TOKEN=./token-1 --dry-run=client -o json | kubectl -n default patch secret monocle-sample-api --type=merge --patch-file=/dev/stdin`
 	tokens := func(data map[string]string) Related {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
 		for k, v := range data {
@@ -84,14 +84,14 @@ func TestCrawlerTokenMissing(t *testing.T) {
 		},
 		"GitHub without its token, with a user's Secret: put there": {
 			spec: configSpec(t, githubConfig, `{"secretRef":{"name":"tokens"}}`), related: tokens(nil), held: true, reason: ReasonCrawlerTokenMissing,
-			says: []string{`Secret "tokens" has "GITHUB_TOKEN"`, "kubectl -n default create secret generic tokens --from-file=GITHUB_TOKEN --dry-run=client -o json | kubectl -n default patch secret tokens --type=merge --patch-file=/dev/stdin"},
+			says: []string{`Secret "tokens" has "GITHUB_TOKEN"`, "kubectl -n default create secret generic tokens --from-file=GITHUB_TOKEN=./token-1 --dry-run=client -o json | kubectl -n default patch secret tokens --type=merge --patch-file=/dev/stdin"},
 		},
 		"GitHub without its token, crawler off: nothing to hold": {
 			spec: configSpec(t, githubConfig, `{"crawler":{"enabled":false}}`), reason: "Applied",
 		},
 		"Bugzilla without its token: skipped, a note": {
 			spec: configSpec(t, bugzillaConfig, ""), reason: "Applied",
-			says: []string{"note: workspaces[0].crawlers[0] reads BUGZILLA_TOKEN", "Monocle skips this crawler", "--from-file=BUGZILLA_TOKEN"},
+			says: []string{"note: workspaces[0].crawlers[0] reads BUGZILLA_TOKEN", "Monocle skips this crawler", "--from-file=BUGZILLA_TOKEN=./token-1"},
 		},
 		"a variable no Secret key can be": {
 			spec: configSpec(t, strings.Replace(githubConfig, "{github_organization", "{github_token: 'MY TOKEN', github_organization", 1), ""), held: true, reason: ReasonCrawlerTokenMissing,

@@ -506,8 +506,9 @@ func TestSnapshotsHealthy(t *testing.T) {
 			status: metav1.ConditionFalse, reason: "NoRecentSnapshot", inMessage: "since 2026-11-22T14:00:00Z"},
 		"@every 6h: a success within 12h": {schedule: "@every 6h", lastSuccess: "2026-11-30T00:30:00Z",
 			status: metav1.ConditionTrue, reason: "SnapshotSucceeded"},
+		// No time computed from the clock: it would move on every sync.
 		"@every 6h: none within 12h": {schedule: "@every 6h", lastSuccess: "2026-11-29T23:30:00Z",
-			status: metav1.ConditionFalse, reason: "NoRecentSnapshot"},
+			status: metav1.ConditionFalse, reason: "NoRecentSnapshot", inMessage: `no snapshot succeeded in the last two periods of "@every 6h" (last success: 2026-11-29T23:30:00Z)`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

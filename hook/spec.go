@@ -17,6 +17,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 const (
@@ -97,10 +98,11 @@ type fieldError struct {
 }
 
 func (e *fieldError) Error() string {
+	// Escaped before it is cut, so that the cut bounds what is shown.
 	if e.field == "" {
-		return cut(e.message, maxMessage)
+		return cut(printable.Escape(e.message), maxMessage)
 	}
-	return cut("spec."+cut(e.field, maxQuoted)+" "+e.message, maxMessage)
+	return cut(printable.Escape("spec."+cut(e.field, maxQuoted)+" "+e.message), maxMessage)
 }
 
 // A condition's message is at most 32,768 characters (its schema's
@@ -113,8 +115,9 @@ const (
 	maxMessage = 2048
 )
 
-// quote is %q of a value a request chose, cut to maxQuoted characters.
-func quote(s string) string { return strconv.Quote(cut(s, maxQuoted)) }
+// quote is a value a request chose, cut to maxQuoted characters and
+// quoted, escaped, by printable.Quote.
+func quote(s string) string { return printable.Quote(cut(s, maxQuoted)) }
 
 // cut keeps the first n characters of s, and says so with an ellipsis.
 func cut(s string, n int) string {

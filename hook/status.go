@@ -14,6 +14,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // Condition types of a Monocle.
@@ -120,8 +121,10 @@ func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.
 
 	gen := parent.Metadata.Generation
 	for i := range conds {
-		// Whatever a message joins, its status stays writable.
-		conds[i].Message = cut(conds[i].Message, maxConditionMessage)
+		// Whatever a message joins, its status stays writable; and
+		// whatever a value it quotes holds, a terminal shows it as text
+		// (each part is escaped where it is made: this is the last guard).
+		conds[i].Message = cut(printable.Escape(conds[i].Message), maxConditionMessage)
 		conds[i].ObservedGeneration = gen
 		conds[i].LastTransitionTime = transitionTime(parent.Status.Conditions, conds[i], now)
 	}

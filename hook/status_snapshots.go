@@ -67,7 +67,14 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 		if !success.IsZero() {
 			last = formatTime(success)
 		}
-		c.Message = fmt.Sprintf("no snapshot succeeded since %s, the second-to-last time scheduled (last success: %s)%s", formatTime(due), last, lastRun)
+		// A cron schedule's second-to-last time moves once a period; an
+		// "@every" one's is computed from the clock, and would move the
+		// status on every sync: it is said as a span, never as a time.
+		since := "since " + formatTime(due) + ", the second-to-last time scheduled"
+		if _, ok := sched.(cron.ConstantDelaySchedule); ok {
+			since = "in the last two periods of " + quote(cj.Spec.Schedule)
+		}
+		c.Message = fmt.Sprintf("no snapshot succeeded %s (last success: %s)%s", since, last, lastRun)
 	}
 	return c
 }
@@ -80,7 +87,8 @@ func lastRunNote(namespace string, cj *batchv1.CronJob, success time.Time) strin
 	if sched == nil || len(cj.Status.Active) > 0 || (!success.IsZero() && success.After(sched.Time)) {
 		return ""
 	}
-	return fmt.Sprintf("; the run scheduled at %s did not succeed: kubectl -n %s logs job/%s", formatTime(sched.Time), namespace, snapshotJobName(cj.Name, sched.Time))
+	job := snapshotJobName(cj.Name, sched.Time)
+	return fmt.Sprintf("; the run scheduled at %s did not succeed: %s", formatTime(sched.Time), kubectl(namespace, []string{job}, "logs", "job/"+job))
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

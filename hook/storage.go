@@ -106,8 +106,9 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", v.size.String(), v.claim, current.String(), current.String())}
 	case -1:
 		return &fieldError{ReasonVolumeExpansionRequired, v.sizeField, fmt.Sprintf(
-			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: kubectl -n %s patch pvc %s --type merge -p '{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}'",
-			v.size.String(), v.claim, current.String(), namespace, v.claim, v.size.String())}
+			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: %s",
+			v.size.String(), v.claim, current.String(), kubectl(namespace, []string{v.claim},
+				"patch", "pvc", v.claim, "--type", "merge", "-p", `{"spec":{"resources":{"requests":{"storage":"`+v.size.String()+`"}}}}`))}
 	}
 	return nil
 }

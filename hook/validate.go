@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -370,7 +371,10 @@ func validateIngress(in v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
 	errs = append(errs, dnsSubdomain(in.ClassName, p.Child("className"))...)
 	errs = append(errs, dnsSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)
 	annotations := v1alpha1.Core[map[string]string](in.Annotations)
-	errs = append(errs, apivalidation.ValidateAnnotations(annotations, p.Child("annotations"))...)
+	// ValidateAnnotations ranges over the map: in its order, the first
+	// error (the one the condition names) would differ from one sync of
+	// the same spec to the next, and each difference is a status write.
+	errs = append(errs, stable(apivalidation.ValidateAnnotations(annotations, p.Child("annotations")))...)
 	total := 0
 	for k, v := range annotations {
 		total += len(k) + len(v)
@@ -382,6 +386,17 @@ func validateIngress(in v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
 	if v, ok := annotations[classAnnotation]; ok && in.ClassName != "" && v != in.ClassName {
 		errs = append(errs, field.Invalid(p.Child("annotations").Key(classAnnotation), v, "must match `ingressClassName` when both are specified"))
 	}
+	return errs
+}
+
+// stable orders errors found by ranging over a map: by field, then bad
+// value, then detail.
+func stable(errs field.ErrorList) field.ErrorList {
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		return cmp.Or(strings.Compare(a.Field, b.Field),
+			strings.Compare(fmt.Sprint(a.BadValue), fmt.Sprint(b.BadValue)),
+			strings.Compare(a.Detail, b.Detail))
+	})
 	return errs
 }
 

@@ -29,8 +29,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -120,6 +122,12 @@ func render(w io.Writer, o Options, objects []byte) error {
 	pod := api.Spec.Template.Spec
 	if api.Namespace == "" || len(pod.Containers) == 0 || len(pod.Volumes) == 0 || pod.Volumes[0].ConfigMap == nil {
 		return fmt.Errorf("the Deployment %s is not one the hook made, as kubectl get prints it: no namespace, no container or no config volume", api.Name)
+	}
+	// The namespace is printed into the comments' commands: -f is a file
+	// anyone may have written, so it is held to what the API server
+	// holds a namespace to.
+	if !command.Namespace(api.Namespace) {
+		return fmt.Errorf("the Deployment %s's namespace %s is not a DNS label: not one kubectl get prints", api.Name, printable.Quote(api.Namespace))
 	}
 	mounted := pod.Volumes[0].ConfigMap.Name
 	cm := configs[mounted]

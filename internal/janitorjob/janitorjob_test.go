@@ -125,6 +125,17 @@ func TestJanitorJobRefuses(t *testing.T) {
 	}
 }
 
+// A namespace in -f that is not a DNS label is never printed into the
+// comments' commands: the issue's render attack, on janitor-job.
+func TestJanitorJobRefusesANamespaceThatIsACommand(t *testing.T) {
+	objects := strings.ReplaceAll(string(objects(t)), "namespace: metrics", `namespace: "x; echo PWNED; #"`)
+	var out, errOut bytes.Buffer
+	err := Run([]string{"update-idents", "--monocle", "team", "-f", "-"}, strings.NewReader(objects), &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "is not a DNS label") || out.Len() > 0 {
+		t.Fatalf("err = %v, printed %q; want a refusal and nothing printed", err, out.String())
+	}
+}
+
 // The same request is the same Job: applied again, it runs nothing again.
 func TestJobName(t *testing.T) {
 	a := Options{Monocle: "team", Command: "set-crawler-commit-date", Workspace: "w", Crawler: "c", CommitDate: "2023-06-01"}

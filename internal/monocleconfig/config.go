@@ -35,6 +35,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // Limits bound the work Parse does on one config.
@@ -183,7 +185,8 @@ func (e *Error) Error() string {
 	if more := e.Total - len(e.Problems); more > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
-	return cutText(strings.Join(parts, "; "), maxMessage)
+	// The last guard: whatever a problem quotes, it is shown as text.
+	return cutText(printable.Escape(strings.Join(parts, "; ")), maxMessage)
 }
 
 // Parse validates data as Monocle 1.11.2 reads its config.yaml. env reports

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // indexNameProblem is mkIndexName (src/Monocle/Config.hs), which the
@@ -63,7 +65,7 @@ func quoteName(name string) string {
 	if !utf8.ValidString(name) {
 		return "(not valid UTF-8)"
 	}
-	return `"` + shortText(name) + `"`
+	return printable.Quote(shortText(name))
 }
 
 // envName is how a message shows an environment variable name taken from

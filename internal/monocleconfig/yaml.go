@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // Monocle reads its config with dhall-yaml's dhallFromYaml, which decodes the
@@ -89,7 +91,7 @@ func resolveScalar(n *yaml.Node) (scalar, error) {
 	case n.Tag == tagStr:
 		return scalar{kind: jsonString, text: n.Value}, nil
 	case !slices.Contains(coreTags, n.Tag):
-		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", shortText(n.Tag))
+		return scalar{}, fmt.Errorf("a scalar with the tag %s, which Monocle's YAML reader cannot resolve", printable.Escape(shortText(n.Tag)))
 	}
 	if s, ok := resolveAs(n.Tag, n.Value); ok {
 		return s, nil
@@ -204,13 +206,13 @@ func decodeDocument(data []byte) (*yaml.Node, error) {
 	case errors.Is(err, io.EOF):
 		return nil, errors.New("the YAML holds no document")
 	case err != nil:
-		return nil, fmt.Errorf("the YAML does not parse: %s", cutText(strings.TrimPrefix(err.Error(), "yaml: "), 200))
+		return nil, fmt.Errorf("the YAML does not parse: %s", printable.Escape(cutText(strings.TrimPrefix(err.Error(), "yaml: "), 200)))
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, fmt.Errorf("the YAML does not parse: %s", cutText(strings.TrimPrefix(err.Error(), "yaml: "), 200))
+		return nil, fmt.Errorf("the YAML does not parse: %s", printable.Escape(cutText(strings.TrimPrefix(err.Error(), "yaml: "), 200)))
 	default:
 		return nil, errors.New("the YAML holds more than one document (a second \"---\"); Monocle reads exactly one")
 	}
@@ -261,7 +263,7 @@ func (m *measurer) measure(n *yaml.Node, depth int) (cost, error) {
 	if n.Kind == yaml.AliasNode {
 		target := n.Alias
 		if m.pending[target] {
-			return cost{}, m.path.errorf("an alias (*%s) to a node that contains it; Monocle's YAML reader refuses cycles", shortText(n.Value))
+			return cost{}, m.path.errorf("an alias (*%s) to a node that contains it; Monocle's YAML reader refuses cycles", printable.Escape(shortText(n.Value)))
 		}
 		c, err := m.measure(target, depth)
 		if err != nil {
@@ -453,7 +455,7 @@ func (p pathStack) String() string {
 			}
 			b.WriteString(s.key)
 		default:
-			fmt.Fprintf(&b, "[%s]", strconv.Quote(shortText(s.key)))
+			fmt.Fprintf(&b, "[%s]", printable.Quote(shortText(s.key)))
 		}
 	}
 	return b.String()

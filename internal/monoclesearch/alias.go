@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // MaxLength bounds an alias, in bytes. Monocle has no limit; aliases are a
@@ -125,7 +127,7 @@ var states = []string{"open", "merged", "self_merged", "abandoned", "draft"}
 func (ws Workspace) check(t term) string {
 	typ, ok := fields[t.field]
 	if !ok {
-		return "Unknown field: " + t.field // lookupField
+		return "Unknown field: " + printable.Escape(t.field) // lookupField
 	}
 	// `from:` and `to:` are ranges (from> and to<); so are > and <.
 	if t.op != tokEqual || t.field == "from" || t.field == "to" {
@@ -134,21 +136,21 @@ func (ws Workspace) check(t term) string {
 			return checkDate(t.value)
 		case fieldNumber:
 			if !readsAsDouble(t.value) {
-				return "Invalid number: " + t.value // parseNumber
+				return "Invalid number: " + printable.Escape(t.value) // parseNumber
 			}
 			return ""
 		}
-		return "Field " + t.field + " does not support range operator"
+		return "Field " + printable.Escape(t.field) + " does not support range operator"
 	}
 	switch { // mkEqQuery: any other value of a text or regex field compiles
 	case t.field == "state" && !slices.Contains(states, t.value):
-		return "Invalid value for state: " + t.value
+		return "Invalid value for state: " + printable.Escape(t.value)
 	case t.field == "project" && !slices.Contains(ws.Projects, t.value):
-		return "Unknown project: " + t.value // Config.hs' lookupProject
+		return "Unknown project: " + printable.Escape(t.value) // Config.hs' lookupProject
 	case t.field == "group" && !slices.Contains(ws.Groups, t.value):
-		return "Unknown group: " + t.value // Config.hs' lookupGroupMembers
+		return "Unknown group: " + printable.Escape(t.value) // Config.hs' lookupGroupMembers
 	case typ == fieldDate:
-		return "Invalid date operator for: " + t.field + ", ':' is not allowed"
+		return "Invalid date operator for: " + printable.Escape(t.field) + ", ':' is not allowed"
 	}
 	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // Query.hs' `loadAliases` compiles each alias as if the time were
@@ -34,9 +36,9 @@ func checkDate(v string) string {
 	}
 	switch {
 	case !parsed:
-		return "Invalid date: " + v
+		return "Invalid date: " + printable.Escape(v)
 	case old:
-		return "Date is too old: " + v
+		return "Date is too old: " + printable.Escape(v)
 	}
 	return ""
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
@@ -171,7 +172,9 @@ func Print(w io.Writer, comments *template.Template, job *batchv1.Job, data any)
 	if err := comments.Execute(&out, data); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s---\n%s", out.Bytes(), doc)
+	// Each comment line stays one line of text, whatever a value it
+	// shows holds (the objects of -f are a file anyone may have written).
+	_, err = fmt.Fprintf(w, "%s---\n%s", printable.Lines(out.String()), doc)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -85,10 +86,20 @@ var ErrUsage = errors.New("usage")
 // Parse parses args, refusing positional arguments and leaving out any of
 // the required flags (ErrUsage); -h is flag.ErrHelp.
 func Parse(fs *flag.FlagSet, args []string, required ...string) error {
-	if err := fs.Parse(args); err != nil {
+	// The flag package prints a wrong flag as it was given, control
+	// characters and all: its output is kept for -h, and a wrong flag is
+	// said once, escaped, by the error returned (after the usage).
+	out := fs.Output()
+	var said bytes.Buffer
+	fs.SetOutput(&said)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			out.Write(said.Bytes())
 			return err
 		}
+		fs.Usage()
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	if fs.NArg() > 0 {

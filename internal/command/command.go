@@ -1,0 +1,151 @@
+// Package command is every command line the project prints for people to
+// paste (in a status condition, in what render, check and the Job
+// printers print): Forms lists them, and Line writes one. A value that
+// came from a Monocle, its config or its objects is never a path a command
+// reads (a command that adds a Secret key from a file names a file of the
+// project's own), and every other value is checked to be what it claims (a
+// DNS label for a namespace, a Kubernetes name for a name) or quoted for a
+// POSIX shell: pasted, the command runs what the project wrote, not what a
+// tenant chose. It imports only apimachinery's validation and the standard library.
+package command
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Form is one command the project prints, as its words with a placeholder
+// (in capitals) for each value: NAMESPACE (a DNS label), NAME (a
+// Kubernetes name, a DNS subdomain), KEY (a Secret key), SIZE (a
+// quantity), FROM-FILES (--from-file=KEY=./token-N, once or more). A kubectl command may print "-n NAMESPACE" or not (a Monocle
+// read from a file has no namespace): the forms spell it always.
+type Form struct {
+	// Text is the command, one line; a pipe joins two commands.
+	Text string
+	// By is what prints it.
+	By string
+}
+
+// Forms is every command the project prints in its messages, the Jobs'
+// comments and the CLI's errors (the README's and the chart's are run by
+// e2e/printed_test.go, which lists them).
+// TestPrintedCommandsAreForms reads every command out of the hook's
+// messages and the Jobs' comments and fails on one that is not here.
+var Forms = []Form{
+	{By: "CrawlerTokenMissing (hook/runtime.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
+		Text: "kubectl -n NAMESPACE create secret generic NAME FROM-FILES --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
+	{By: "LoginKeyTooShort (hook/runtime.go)",
+		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},
+	{By: "VolumeExpansionRequired (hook/storage.go)",
+		Text: `kubectl -n NAMESPACE patch pvc NAME --type merge -p '{"spec":{"resources":{"requests":{"storage":"SIZE"}}}}'`},
+	{By: "RecreatingStatefulSet's wait (hook/elastic.go)",
+		Text: `kubectl -n NAMESPACE patch pvc NAME --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'`},
+	{By: "NoRecentSnapshot, NoRunDueYet, SnapshotSucceeded: the last run failed (hook/status_snapshots.go)",
+		Text: "kubectl -n NAMESPACE logs job/NAME"},
+	{By: "restore-job's comments (internal/restorejob)",
+		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"api":{"replicas":0},"crawler":{"enabled":false}}}'`},
+	{By: "restore-job's comments (internal/restorejob)",
+		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}'`},
+	{By: "restore-job's comments (internal/restorejob)",
+		Text: "kubectl -n NAMESPACE get pods -l 'app.kubernetes.io/instance=NAME,app.kubernetes.io/component in (api,crawler,update-idents,snapshots)' --field-selector status.phase=Running"},
+	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE apply -f THIS-FILE"},
+	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE logs -f job/NAME"},
+	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE get job NAME"},
+	{By: "restore-job's comments (internal/restorejob)",
+		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"api":{"replicas":null},"crawler":{"enabled":null}}}'`},
+	{By: "restore-job's comments (internal/restorejob)",
+		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}'`},
+	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE delete job NAME"},
+	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl apply -f janitor.yaml"},
+	{By: "check's error on input without a Monocle, and its usage (check.go, main.go)",
+		Text: "kubectl get monocles,configmaps,secrets -A -o yaml"},
+	{By: "janitor-job's error on objects without the API, and its usage (internal/janitorjob); NS is for the reader to fill in",
+		Text: "kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml"},
+	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE wait --for=condition=complete --timeout=10m job/NAME"},
+	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE logs job/NAME"},
+}
+
+// Namespace reports whether ns may be printed as a namespace: a DNS label,
+// as the API server holds every namespace's name to.
+func Namespace(ns string) bool { return len(validation.IsDNS1123Label(ns)) == 0 }
+
+// Name reports whether name may be printed as an object's name: a DNS
+// subdomain, the rule of the names the commands take (Secrets, claims,
+// Jobs, Monocles).
+func Name(name string) bool { return len(validation.IsDNS1123Subdomain(name)) == 0 }
+
+// Key reports whether key may be printed as a Secret's key.
+func Key(key string) bool { return len(validation.IsConfigMapKey(key)) == 0 }
+
+// Kubectl is the words "kubectl -n NAMESPACE", or "kubectl" for none (a
+// Monocle read from a file is in kubectl's current namespace); ok is false
+// when ns is not a DNS label: no command is then printed.
+func Kubectl(ns string) (words []string, ok bool) {
+	if ns == "" {
+		return []string{"kubectl"}, true
+	}
+	return []string{"kubectl", "-n", ns}, Namespace(ns)
+}
+
+// Line joins words into one command line, each word as it is when a POSIX
+// shell reads it as itself, else single-quoted: no word expands, splits,
+// redirects or ends the command, whatever it holds.
+func Line(words ...string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = Quote(w)
+	}
+	return strings.Join(quoted, " ")
+}
+
+// Quote is w as one word of a POSIX shell: as it is when it holds only
+// characters the shell gives no meaning to, else in single quotes, in which
+// the shell reads every character but the single quote as itself (one is
+// written '\”).
+func Quote(w string) string {
+	if w != "" && strings.Trim(w, plain) == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// plain are the characters a POSIX shell reads as themselves in a word
+// that is not a command's first (where '=' would make an assignment; every
+// command's first word is its program). '~' is not among them: a shell
+// expands it at a word's start and, in bash, after '=' too.
+const plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=@%+"
+
+// Strip is text without every command of Forms in it: a test reads what is
+// left for a command that is not one of them. A form's values match only
+// what they claim to be, and "-n NAMESPACE" may be left out.
+func Strip(text string) string {
+	for _, f := range formPatterns {
+		text = f.ReplaceAllString(text, "<command>$1")
+	}
+	return text
+}
+
+var formPatterns = func() []*regexp.Regexp {
+	const key = "[-._a-zA-Z0-9]{1,253}"
+	values := strings.NewReplacer(
+		"FROM-FILES", "--from-file="+key+`=\./token-[1-9][0-9]*(?: --from-file=`+key+`=\./token-[1-9][0-9]*)*`,
+		"-n NAMESPACE ", "(?:-n [a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])? )?",
+		"NAMESPACE", "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?",
+		"NAME", "[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?",
+		"KEY", key,
+		"SIZE", `[0-9][0-9.]*(?:[eE][0-9]+|[kMGTPE]i?|[munk])?`,
+	)
+	var out []*regexp.Regexp
+	// The longest first: a form may begin as another does.
+	forms := slices.SortedFunc(slices.Values(Forms), func(a, b Form) int { return len(b.Text) - len(a.Text) })
+	for _, f := range forms {
+		// A command ends where the message goes on (a space, a
+		// punctuation mark, a code span's end): a value that only begins
+		// as it claims is not taken out.
+		out = append(out, regexp.MustCompile(values.Replace(regexp.QuoteMeta(f.Text))+"($|[\\s;),.`])"))
+	}
+	return out
+}()

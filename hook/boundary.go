@@ -32,12 +32,13 @@ func checkBoundary(children []Child, namespace string, n instance.Names, obs Chi
 			return fmt.Errorf("%w: %v", ErrOutsideMonocle, err)
 		}
 		switch {
+		// What a child says is quoted: it may be anything.
 		case !slices.ContainsFunc(ChildKinds, func(k ChildKind) bool { return k.TypeMeta == id.TypeMeta }):
-			return fmt.Errorf("%w: %s %s is of no kind of child", ErrOutsideMonocle, id.APIVersion, id.Kind)
+			return fmt.Errorf("%w: %s %s is of no kind of child", ErrOutsideMonocle, quote(id.APIVersion), quote(id.Kind))
 		case id.Namespace != "" && id.Namespace != namespace:
-			return fmt.Errorf("%w: %s %s/%s is outside namespace %s", ErrOutsideMonocle, id.Kind, id.Namespace, id.Name, namespace)
+			return fmt.Errorf("%w: %s %s in namespace %s is outside namespace %s", ErrOutsideMonocle, id.Kind, quote(id.Name), quote(id.Namespace), quote(namespace))
 		case !ownName(n, id.Name) && !obs.has(id.TypeMeta, id.Name):
-			return fmt.Errorf("%w: %s %s is named neither by the hook nor by an observed child", ErrOutsideMonocle, id.Kind, id.Name)
+			return fmt.Errorf("%w: %s %s is named neither by the hook nor by an observed child", ErrOutsideMonocle, id.Kind, quote(id.Name))
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -105,7 +105,7 @@ func TestRestoreJobGolden(t *testing.T) {
 // One Job per snapshot, its name a valid job-name label value for the
 // longest Monocle name.
 func TestJobName(t *testing.T) {
-	longest := strings.Repeat("m", hook.MaxNameLength)
+	longest := strings.Repeat("m", instance.MaxNameLength)
 	a := jobName(Options{Monocle: longest, Repository: "monocle", Snapshot: "monocle-20261130-091500"})
 	b := jobName(Options{Monocle: longest, Repository: "monocle", Snapshot: "monocle-20261130-101500"})
 	if a == b {

@@ -104,7 +104,7 @@ func Line(words ...string) string {
 // Quote is w as one word of a POSIX shell: as it is when it holds only
 // characters the shell gives no meaning to, else in single quotes, in which
 // the shell reads every character but the single quote as itself (one is
-// written '\”).
+// written as four characters: quote, backslash, quote, quote).
 func Quote(w string) string {
 	if w != "" && strings.Trim(w, plain) == "" {
 		return w

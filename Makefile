@@ -47,16 +47,17 @@ lint:
 # fixtures), of the trust boundary (observed children as a tenant may
 # write them), of the config validation, of the search-alias check and of
 # the escaping every message goes through.
-# Minimizing a new 44 KB input takes the default minute: bounded to 100
-# runs, so the time goes to fuzzing (about 90,000 runs in 15 s here, not 14).
+# Minimizing a new input, as large as a recorded request, may take all of
+# -fuzzminimizetime's default minute, more than FUZZTIME: bounded to 100
+# runs, so the time goes to fuzzing (the runs it gives: BENCHMARKS.md).
 # The cached corpus ($GOCACHE/fuzz) grows with every run on a machine, and
-# each run first replays all of it: at 1,052 inputs FuzzBound's replay
-# outlasted its 15 s and failed ("context deadline exceeded"). So each run
-# starts from the committed seeds (a failure is written to testdata anyway).
+# each run first replays all of it, until the replay alone outlasts
+# FUZZTIME and fails ("context deadline exceeded"). So each run starts from
+# the committed seeds (a failure is written to testdata anyway).
 # Go 1.26's fuzz coordinator can fail a target with "context deadline
 # exceeded" as -fuzztime ends on a busy machine, having found nothing
-# (go.dev/issue/75804; seen here on FuzzValidateAlias): the fuzzing runs on
-# Go 1.27.3, which has the fix, from the module proxy like any module.
+# (go.dev/issue/75804): the fuzzing runs on Go 1.27.3, which has the fix,
+# from the module proxy like any module.
 fuzz: export GOTOOLCHAIN = go1.27.3
 fuzz:
 	$(GO) clean -fuzzcache
@@ -69,7 +70,7 @@ fuzz:
 	$(GO) test ./internal/printable -run '^$$' -fuzz '^FuzzEscape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 # Integration tests on a real etcd + kube-apiserver: tools/assets.sh builds
-# them once (about 20 minutes cold) into ~/.cache/monocle-hook.
+# them once (long, cold: BENCHMARKS.md) into ~/.cache/monocle-hook.
 #
 # One test runs the Metacontroller install the chart prints, with
 # Metacontroller's own chart: read from a snapshot of its repository
@@ -135,14 +136,14 @@ rules:
 	PROMTOOL=$(PROMTOOL) $(GO) test -count=1 -run '^TestDashboardQueriesParse$$' ./observability
 
 # Load test over loopback: the built hook against a decode/encode floor,
-# 3 rounds x concurrency 1, 16, 64 x 5s each (about 2 minutes); see BENCHMARKS.md.
+# 3 rounds x concurrency 1, 16, 64 x 5s each; see BENCHMARKS.md.
 .PHONY: load
 load: build
 	$(GO) build -o bin/loadtest ./tools/loadtest
 	bin/loadtest -hook bin/monocle-hook $(LOADFLAGS)
 
 # The issue's attacks, each on a fresh hook on 127.0.0.1 with the budget a
-# 128 MiB limit gives (about a minute); see BENCHMARKS.md, "Under attack".
+# 128 MiB limit gives; see BENCHMARKS.md, "Under attack".
 .PHONY: attack
 attack: build
 	$(GO) build -o bin/loadtest ./tools/loadtest

@@ -27,13 +27,15 @@ const (
 	// small request costs beyond its body.
 	requestCost = 64 << 10
 	// valueCost is charged per JSON object or array of a body, counted
-	// before it is decoded: a 3-byte {} can decode into a struct of
-	// kilobytes, so a body of empty objects costs what it would build.
+	// before it is decoded: a 3-byte {} can decode into a struct many times
+	// its size (TestDecodeCostPerValue measures each kind), so a body of
+	// empty objects costs what it would build.
 	valueCost = 2 << 10
 	// Read buffers double from minBodyBuffer, so that a request that
 	// sends a few bytes holds no more than it; those of up to
-	// maxPooledBuffer are reused (a real request is tens of KB), larger
-	// ones go back to the GC, so that a burst of them does not stay.
+	// maxPooledBuffer are reused (every recorded request fits one:
+	// testdata/metacontroller), larger ones go back to the GC, so that a
+	// burst of them does not stay.
 	minBodyBuffer   = 4 << 10
 	pooledSizes     = 7
 	maxPooledBuffer = minBodyBuffer << (pooledSizes - 1)
@@ -62,8 +64,9 @@ func syncCost(req *SyncRequest) int64 {
 }
 
 // DefaultBudgetWait is how long a request waits for the budget to have room
-// before it is answered 429: a normal sync is computed in about a
-// millisecond, one with the largest config in about a hundred.
+// before it is answered 429: long enough for the requests computing ahead
+// of it to finish, even one with the largest config (BenchmarkHTTP and
+// monocleconfig's BenchmarkParse measure how long they take; BENCHMARKS.md).
 const DefaultBudgetWait = time.Second
 
 var (
@@ -81,8 +84,8 @@ var (
 // its JSON values are counted, and once more before its answer is computed.
 //
 // Room is given oldest request first. A request that does not fit waits
-// for the requests computing their answer (they free their room within
-// milliseconds, and are never interrupted); if even that would not make it
+// for the requests computing their answer (they free their room once
+// answered, and are never interrupted); if even that would not make it
 // fit, it takes room back from younger requests still reading their body
 // or waiting, youngest first: they are answered 429, and Metacontroller
 // sends them again. Without that, requests holding part of their body each
@@ -271,8 +274,9 @@ func putBuffer(b []byte) {
 
 // grownBuffer is b with twice the room; past the pooled sizes, no more than
 // the size the request announced (total), if that is more than b holds: a
-// buffer is charged, and the largest Monocle the CRD admits needs nearly
-// all the chart's budget.
+// buffer is charged, and a doubled buffer would take the largest Monocle
+// the CRD admits (TestLargestMonocle) near the whole of the chart's budget
+// (BENCHMARKS.md has the figures).
 func grownBuffer(b []byte, total int64) []byte {
 	size := 2 * cap(b)
 	if cap(b) >= maxPooledBuffer && total > int64(cap(b)) {

@@ -41,7 +41,7 @@ type validConfig struct {
 	text   string
 	hash   string // names the mounted ConfigMap
 	idents string // hash of every workspace's idents: names the update-idents Job
-	// What Monocle reads once running (runtime.go).
+	// What Monocle reads once running (oncerunning.go).
 	tokens   monocleconfig.Tokens
 	oidc     bool
 	warnings []monocleconfig.Problem

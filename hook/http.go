@@ -25,8 +25,10 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
-// MaxBodyBytes bounds a sync request. A real one with seven children is
-// about 44 KiB; 100 children stay well under 1 MiB.
+// MaxBodyBytes bounds a sync request: far above a real one (the recorded
+// requests in testdata/metacontroller, BenchmarkHTTP's large-100-children),
+// and above the converged request of the largest Monocle the CRD admits
+// (TestLargestMonocle); BENCHMARKS.md has their sizes.
 const MaxBodyBytes = 4 << 20
 
 // DefaultMemoryBudget is the budget when none is given: a quarter of the
@@ -35,8 +37,8 @@ const DefaultMemoryBudget = 32 << 20
 
 // retryAfterSeconds is the Retry-After of a 429. Metacontroller (v4.17)
 // requeues the Monocle after that many seconds, without backoff and
-// without a SyncError event; a burst that fills the budget is over in
-// well under a second.
+// without a SyncError event; a burst that fills the budget is over by
+// then (make attack's bursts; BENCHMARKS.md, "Under attack").
 const retryAfterSeconds = 1
 
 // Server is the HTTP face of Sync: it reads, decodes, calls Sync and

@@ -196,8 +196,9 @@ func stillMounted(n instance.Names, obs Children, current string) []observedChil
 }
 
 // The earlier configs kept only for a rollout: with the largest Monocle the
-// CRD admits (a 3.3 MB request), one more config of the largest size (255
-// KiB, and its last-applied copy) stays under the 4 MiB body limit.
+// CRD admits (its request's size: TestLargestMonocle, BENCHMARKS.md), one
+// more config of the largest size (255 KiB, and its last-applied copy)
+// stays under the 4 MiB body limit.
 const (
 	maxRolloutConfigs     = 3
 	maxRolloutConfigBytes = MaxConfigJSON

@@ -7,8 +7,9 @@ import (
 )
 
 // go.yaml.in/yaml/v3 builds a whole node graph before anything can look at
-// it, and allocates a few hundred bytes per node and about a kilobyte per
-// comment: a config of MaxBytes could cost it a hundred MB. So Parse
+// it, and allocates for every node and more for every comment: a config of
+// MaxBytes could cost it several times the hook's memory budget (the
+// "before" column of TestParseCost's table in BENCHMARKS.md). So Parse
 // bounds, from the bytes alone and before yaml.v3 runs, what yaml.v3 can
 // make of them, and refuses the config when the bound is over MaxNodes.
 
@@ -35,13 +36,15 @@ type yamlBound struct {
 
 const (
 	// commentLineNodes is what a line with a comment counts for against
-	// MaxNodes: yaml.v3 keeps a record of about 170 bytes per comment in
-	// a slice that grows by a quarter at a time, about 1 KB allocated per
-	// comment, what 4 nodes cost.
+	// MaxNodes: yaml.v3 keeps a record per comment in a slice that grows
+	// by a quarter at a time, so a comment allocates what several nodes
+	// do. TestParseCost holds ParseCostOf over the shapes full of comments
+	// (BENCHMARKS.md, "The config's parse cost").
 	commentLineNodes = 4
 	// nestingNodes is what a block collection opened in the middle of a
 	// line ("- - - x", "? ? x") counts for over its node: yaml.v3 spends
-	// about 950 bytes on such a level. One opened at the start of a line
+	// on such a level what several nodes cost (TestParseCost's deep
+	// nesting shapes; BENCHMARKS.md). One opened at the start of a line
 	// needs a line indented deeper than the one above, so there are few of
 	// them (about 720 in MaxBytes). A level of flow nesting counts its
 	// closing bracket.

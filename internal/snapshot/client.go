@@ -15,8 +15,8 @@ import (
 
 const (
 	// maxAnswer bounds every answer read from Elasticsearch. The largest
-	// is the list of a repository's snapshots: about 1 KB a snapshot, so
-	// this is thousands of snapshots.
+	// is the list of a repository's snapshots, an entry a snapshot: this
+	// leaves room for thousands (an entry's size: BENCHMARKS.md).
 	maxAnswer = 16 << 20
 	// maxErrorText bounds how much of an error answer an error quotes.
 	maxErrorText = 512

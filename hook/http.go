@@ -163,6 +163,18 @@ func (s *Server) tooManyConnections(w http.ResponseWriter, handler string) {
 	http.Error(w, msg, http.StatusServiceUnavailable)
 }
 
+// syncFailure is the status and the reason label of a Sync error: a child
+// outside its Monocle has its own, which always alerts.
+func syncFailure(err error) (code int, reason string) {
+	switch {
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest, "malformed"
+	case errors.Is(err, ErrOutsideMonocle):
+		return http.StatusInternalServerError, "outside_monocle"
+	}
+	return http.StatusInternalServerError, "internal"
+}
+
 func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 	var req SyncRequest
 	if !c.decode(w, r, &req) || !c.checkParent(w, req.Parent) || !c.reserve(w, r.Context(), syncCost(&req)) {
@@ -178,11 +190,8 @@ func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 			s.metrics.errors.WithLabelValues(handlerSync, "canceled").Inc()
 			return
 		}
-		if errors.Is(err, ErrBadRequest) {
-			c.fail(w, http.StatusBadRequest, "malformed", err.Error())
-			return
-		}
-		c.fail(w, http.StatusInternalServerError, "internal", err.Error())
+		code, reason := syncFailure(err)
+		c.fail(w, code, reason, err.Error())
 		return
 	}
 	if !c.answer(w, resp, "") {

@@ -18,7 +18,7 @@ const (
 )
 
 // errorReasons are the reason label's values of monocle_hook_sync_errors_total.
-var errorReasons = []string{"malformed", "too_large", "timeout", "over_budget", "internal", "panic", "write_failed", "canceled", "too_many_connections", "invalid_spec"}
+var errorReasons = []string{"malformed", "too_large", "timeout", "over_budget", "internal", "outside_monocle", "panic", "write_failed", "canceled", "too_many_connections", "invalid_spec"}
 
 // metrics has no per-Monocle series: each replica sees only some syncs and
 // is never told that a Monocle is gone. Per-Monocle readiness is read from
@@ -47,7 +47,7 @@ func newMetrics(reg *prometheus.Registry, budget *Budget) *metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "monocle_hook_sync_errors_total",
 			Help: "Hook requests that failed or could not be honoured, by handler and reason: " +
-				"malformed, too_large, timeout, over_budget, internal, panic, write_failed, invalid_spec.",
+				"malformed, too_large, timeout, over_budget, internal, outside_monocle, panic, write_failed, invalid_spec.",
 		}, []string{"handler", "reason"}),
 		children: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "monocle_hook_desired_children_total",

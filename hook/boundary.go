@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // ErrOutsideMonocle marks an answer that would put a child outside its
@@ -29,7 +30,7 @@ func checkBoundary(children []Child, namespace string, n instance.Names, obs Chi
 	for _, child := range children {
 		id, err := identity(child)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrOutsideMonocle, err)
+			return fmt.Errorf("%w: %s", ErrOutsideMonocle, printable.Escape(cut(err.Error(), maxQuoted)))
 		}
 		switch {
 		// What a child says is quoted: it may be anything.

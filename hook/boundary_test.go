@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // Forged last-applied annotations: what anyone who may edit a child may
@@ -166,25 +167,30 @@ func TestCheckBoundary(t *testing.T) {
 		child Child
 		ok    bool
 	}{
-		"the API":                          {deployment("", "m-api"), true},
-		"the API, in the namespace":        {deployment("ns", "m-api"), true},
-		"a mounted config":                 {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-0123456789"}}`), true},
-		"an update-idents Job":             {held(t, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"m-update-idents-abcdef0123"}}`), true},
-		"an observed name":                 {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"}}`), true},
-		"another namespace":                {deployment("kube-system", "m-api"), false},
-		"another namespace, raw":           {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":"x"}}`), false},
-		"another Monocle's child":          {deployment("ns", "other-api"), false},
-		"Monocle m-config-x's API":         {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-x-api"}}`), false},
-		"an observed name of another kind": {held(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"odd"}}`), false},
-		"a kind not of the table":          {held(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m-api"}}`), false},
-		"a version not of the table":       {held(t, `{"apiVersion":"apps/v1beta1","kind":"Deployment","metadata":{"name":"m-api"}}`), false},
-		"a namespace that is no string":    {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":1}}`), false},
-		"no Kubernetes object":             {struct{ Kind string }{"ConfigMap"}, false},
+		"the API":                              {deployment("", "m-api"), true},
+		"the API, in the namespace":            {deployment("ns", "m-api"), true},
+		"a mounted config":                     {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-0123456789"}}`), true},
+		"an update-idents Job":                 {held(t, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"m-update-idents-abcdef0123"}}`), true},
+		"an observed name":                     {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"}}`), true},
+		"another namespace":                    {deployment("kube-system", "m-api"), false},
+		"another namespace, raw":               {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":"x"}}`), false},
+		"another Monocle's child":              {deployment("ns", "other-api"), false},
+		"Monocle m-config-x's API":             {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-config-x-api"}}`), false},
+		"an observed name of another kind":     {held(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"odd"}}`), false},
+		"a kind not of the table":              {held(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m-api"}}`), false},
+		"a version not of the table":           {held(t, `{"apiVersion":"apps/v1beta1","kind":"Deployment","metadata":{"name":"m-api"}}`), false},
+		"a namespace that is no string":        {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":1}}`), false},
+		"a namespace with a terminal's escape": {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":"\u001b]52;c;eA==\u0007"}}`), false},
+		"a list with a terminal's escape":      {held(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m-api","namespace":["\u001b]52;c;eA==\u0007"]}}`), false},
+		"no Kubernetes object":                 {struct{ Kind string }{"ConfigMap"}, false},
 	}
 	for name, tc := range tests {
 		err := checkBoundary([]Child{tc.child}, "ns", n, obs)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrOutsideMonocle)) {
 			t.Errorf("%s: %v, want ok %v", name, err, tc.ok)
+		}
+		if err != nil && !printable.Clean(err.Error()) {
+			t.Errorf("%s: the error carries a control character: %q", name, err)
 		}
 	}
 }

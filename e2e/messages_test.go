@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -51,7 +52,7 @@ func TestPrintedCommandsAtHome(t *testing.T) {
 	if !strings.Contains(msg, "CrawlerTokenMissing") && !strings.Contains(msg, ".kube") {
 		t.Fatalf("SpecApplied's message: %s", msg)
 	}
-	cmds := pasted(msg)
+	cmds := command.Pasted(msg)
 	if len(cmds) == 0 {
 		t.Fatalf("no command in SpecApplied's message: %s", msg)
 	}
@@ -91,7 +92,7 @@ func TestRenderedCommandsRunNoNamespace(t *testing.T) {
 		t.Errorf("render's message does not say why it prints no command: %s", held.Message)
 	}
 	kubeconfig := adminKubeconfig(t, "rendered-at-home")
-	for _, cmd := range pasted(held.Message) {
+	for _, cmd := range command.Pasted(held.Message) {
 		if out := pasteAtHome(t, kubeconfig, cmd, "ghp_e2e"); strings.Contains(out, "PWNED") {
 			var shown []string
 			for _, line := range strings.Split(out, "\n") {
@@ -102,21 +103,6 @@ func TestRenderedCommandsRunNoNamespace(t *testing.T) {
 			t.Errorf("pasted at home, %s\nran: %s", cmd, strings.Join(shown, "\n"))
 		}
 	}
-}
-
-// pasted are the commands a message tells its reader to run, as a reader
-// copies them: from "run " to the end of the message (these messages hold
-// one problem), or to the aside in parentheses after it. Not to the next
-// "; ": a command that holds one runs what follows it.
-func pasted(msg string) []string {
-	var cmds []string
-	for _, part := range strings.Split(msg, " run ")[1:] {
-		cmd, _, _ := strings.Cut(part, " (then ")
-		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
-			cmds = append(cmds, cmd)
-		}
-	}
-	return cmds
 }
 
 // pasteAtHome runs cmd with sh in a scratch home directory (its working

@@ -108,7 +108,7 @@ func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
 				t.Fatalf("SpecApplied %+v, want %s", c, ReasonCrawlerTokenMissing)
 			}
 			read := false
-			for _, cmd := range pastedCommands(c.Message) {
+			for _, cmd := range command.Pasted(c.Message) {
 				log := runPasted(t, cmd)
 				if strings.Contains(log, "PWNED") || strings.Contains(log, decoy) {
 					t.Errorf("pasted at home, %s\nran or read:\n%s", cmd, log)
@@ -124,21 +124,6 @@ func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
 
 // decoy is what the scratch home's .kube/config holds.
 const decoy = "decoy-kubeconfig: an admin's credentials"
-
-// pastedCommands are the commands a message tells its reader to run, as a
-// reader copies them: from "run " to the end of the message (the tests'
-// messages hold one problem), or to the aside in parentheses after it. Not
-// to the next "; ": a command that holds one runs what follows it.
-func pastedCommands(msg string) []string {
-	var cmds []string
-	for _, part := range strings.Split(msg, " run ")[1:] {
-		cmd, _, _ := strings.Cut(part, " (then ")
-		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
-			cmds = append(cmds, cmd)
-		}
-	}
-	return cmds
-}
 
 // runPasted runs cmd with sh in a scratch home (its working directory),
 // with a kubectl that logs its arguments and the files its --from-file
@@ -204,7 +189,7 @@ func TestTokenCommandIsWhole(t *testing.T) {
 			req.Parent.Metadata.Namespace = strings.Repeat("n", 63)
 			req.Related = Related{Secrets: map[string]*corev1.Secret{secret: {ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: req.Parent.Metadata.Namespace}}}}
 			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
-			cmds := pastedCommands(c.Message)
+			cmds := command.Pasted(c.Message)
 			if c.Reason != ReasonCrawlerTokenMissing || !strings.Contains(c.Message, tc.more) || strings.HasSuffix(c.Message, "…") {
 				t.Fatalf("SpecApplied %s: %s", c.Reason, c.Message)
 			}

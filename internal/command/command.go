@@ -118,6 +118,21 @@ func Quote(w string) string {
 // expands it at a word's start and, in bash, after '=' too.
 const plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=@%+"
 
+// Pasted are the commands a message tells its reader to run, as a reader
+// copies them: from "run " to the end of the message, or to the aside in
+// parentheses after it. Not to the next "; ": a command that holds one runs
+// what follows it. The tests paste them.
+func Pasted(msg string) []string {
+	var cmds []string
+	for _, part := range strings.Split(msg, " run ")[1:] {
+		cmd, _, _ := strings.Cut(part, " (then ")
+		if cmd = strings.TrimPrefix(cmd, ": "); strings.HasPrefix(cmd, "kubectl ") {
+			cmds = append(cmds, cmd)
+		}
+	}
+	return cmds
+}
+
 // Strip is text without every command of Forms in it: a test reads what is
 // left for a command that is not one of them. A form's values match only
 // what they claim to be, and "-n NAMESPACE" may be left out.

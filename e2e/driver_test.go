@@ -45,6 +45,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
 
@@ -61,7 +62,7 @@ type childType struct {
 // childResources follow.
 var childTypes = func() []childType {
 	var out []childType
-	for _, k := range hook.ChildKinds {
+	for _, k := range wire.ChildKinds {
 		gv := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion()
 		out = append(out, childType{k.Key(), gv.WithResource(k.Resource), k.UpdateStrategy == "OnDelete"})
 	}
@@ -229,7 +230,7 @@ func (d *driver) post(path string, body any, out any) {
 
 // related asks the customize hook which objects to send, and reads them.
 func (d *driver) related(parent *unstructured.Unstructured) map[string]map[string]any {
-	var rules hook.CustomizeResponse
+	var rules wire.CustomizeResponse
 	d.post("/customize", map[string]any{"controller": map[string]any{}, "parent": parent.Object}, &rules)
 	out := map[string]map[string]any{}
 	for _, r := range rules.RelatedResources {

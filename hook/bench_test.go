@@ -36,6 +36,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/floor"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
@@ -184,7 +185,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(f.body)))
 			for b.Loop() {
-				var req SyncRequest
+				var req wire.SyncRequest
 				if err := json.Unmarshal(f.body, &req); err != nil {
 					b.Fatal(err)
 				}
@@ -217,7 +218,7 @@ func BenchmarkDecodeSyncEncode(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(f.body)))
 			for b.Loop() {
-				var req SyncRequest
+				var req wire.SyncRequest
 				if err := json.Unmarshal(f.body, &req); err != nil {
 					b.Fatal(err)
 				}
@@ -274,11 +275,11 @@ func benchHandler(b *testing.B, h http.Handler, body []byte) {
 // BenchmarkLastApplied is the invalid-spec path on the large request's 100
 // observed children.
 func BenchmarkLastApplied(b *testing.B) {
-	objs := observe(decodeRequest(b, largeRequest(b, 100, true)).Children, "").all()
+	objs := wire.Observe(decodeRequest(b, largeRequest(b, 100, true)).Children, "").All()
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, c := range objs {
-			if _, err := lastAppliedChild(c.obj, c.typ); err != nil {
+			if _, err := lastAppliedChild(c.Object, c.Type); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -26,7 +27,7 @@ var ErrOutsideMonocle = errors.New("a child outside its Monocle")
 // checkBoundary is the last guard of every answer: each child is of a kind
 // of ChildKinds, in the parent's namespace (or none), and named as the hook
 // names this Monocle's children or as an observed child of that kind.
-func checkBoundary(children []Child, namespace string, n instance.Names, obs Children) error {
+func checkBoundary(children []wire.Child, namespace string, n instance.Names, obs wire.Children) error {
 	for _, child := range children {
 		id, err := identity(child)
 		if err != nil {
@@ -34,11 +35,11 @@ func checkBoundary(children []Child, namespace string, n instance.Names, obs Chi
 		}
 		switch {
 		// What a child says is quoted: it may be anything.
-		case !slices.ContainsFunc(ChildKinds, func(k ChildKind) bool { return k.TypeMeta == id.TypeMeta }):
+		case !slices.ContainsFunc(wire.ChildKinds, func(k wire.ChildKind) bool { return k.TypeMeta == id.TypeMeta }):
 			return fmt.Errorf("%w: %s %s is of no kind of child", ErrOutsideMonocle, quote(id.APIVersion), quote(id.Kind))
 		case id.Namespace != "" && id.Namespace != namespace:
 			return fmt.Errorf("%w: %s %s in namespace %s is outside namespace %s", ErrOutsideMonocle, id.Kind, quote(id.Name), quote(id.Namespace), quote(namespace))
-		case !ownName(n, id.Name) && !obs.has(id.TypeMeta, id.Name):
+		case !ownName(n, id.Name) && !obs.Has(id.TypeMeta, id.Name):
 			return fmt.Errorf("%w: %s %s is named neither by the hook nor by an observed child", ErrOutsideMonocle, id.Kind, quote(id.Name))
 		}
 	}
@@ -53,7 +54,7 @@ type childIdentity struct {
 
 // identity reads a child's: a typed object's fields, or those of a JSON
 // map (a child answered as last applied), each a string or absent.
-func identity(child Child) (childIdentity, error) {
+func identity(child wire.Child) (childIdentity, error) {
 	if m, ok := child.(map[string]any); ok {
 		var errs []error
 		str := func(path ...string) string {
@@ -88,27 +89,4 @@ func ownName(n instance.Names, name string) bool {
 		return true
 	}
 	return hashed(n.MountedConfigPrefix(), configHashLength) || hashed(n.UpdateIdentsPrefix(), instance.IdentsHashLength)
-}
-
-// has: an observed child of that type has that name.
-func (c Children) has(typ metav1.TypeMeta, name string) bool {
-	switch typ {
-	case typeSecret:
-		return c.Secrets[name] != nil
-	case typeConfigMap:
-		return c.ConfigMaps[name] != nil
-	case typeService:
-		return c.Services[name] != nil
-	case typeStatefulSet:
-		return c.StatefulSets[name] != nil
-	case typeDeployment:
-		return c.Deployments[name] != nil
-	case typeJob:
-		return c.Jobs[name] != nil
-	case typeCronJob:
-		return c.CronJobs[name] != nil
-	case typeIngress:
-		return c.Ingresses[name] != nil
-	}
-	return false
 }

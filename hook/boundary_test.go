@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -82,11 +83,11 @@ func TestForgedLastAppliedStaysInItsMonocle(t *testing.T) {
 }
 
 // forge writes a last-applied annotation on an observed child.
-func forge(t testing.TB, req *SyncRequest, kind, name, annotation string) {
+func forge(t testing.TB, req *wire.SyncRequest, kind, name, annotation string) {
 	t.Helper()
-	for _, c := range observe(req.Children, req.Parent.Metadata.Namespace).all() {
-		if c.typ.Kind == kind && c.obj.GetName() == name {
-			c.obj.SetAnnotations(map[string]string{lastAppliedAnnotation: annotation})
+	for _, c := range wire.Observe(req.Children, req.Parent.Metadata.Namespace).All() {
+		if c.Type.Kind == kind && c.Object.GetName() == name {
+			c.Object.SetAnnotations(map[string]string{lastAppliedAnnotation: annotation})
 			return
 		}
 	}
@@ -97,7 +98,7 @@ func forge(t testing.TB, req *SyncRequest, kind, name, annotation string) {
 // parent's namespace (or none) and named as a child of this Monocle or an
 // observed child of its kind in that namespace. Written apart from
 // checkBoundary, from the request's JSON, so that each checks the other.
-func assertInMonocle(t testing.TB, req *SyncRequest, a answer) {
+func assertInMonocle(t testing.TB, req *wire.SyncRequest, a answer) {
 	t.Helper()
 	ns := req.Parent.Metadata.Namespace
 	body, err := json.Marshal(req.Children)
@@ -116,7 +117,7 @@ func assertInMonocle(t testing.TB, req *SyncRequest, a answer) {
 		kind, _ := c["kind"].(string)
 		apiVersion, _ := c["apiVersion"].(string)
 		key := kind + "." + apiVersion
-		if !slices.ContainsFunc(ChildKinds, func(k ChildKind) bool { return k.Key() == key }) {
+		if !slices.ContainsFunc(wire.ChildKinds, func(k wire.ChildKind) bool { return k.Key() == key }) {
 			t.Errorf("a child of kind %s", key)
 			continue
 		}
@@ -159,12 +160,12 @@ func TestObservedChildOfAnotherNamespaceIsNotAnswered(t *testing.T) {
 // the observed children through.
 func TestCheckBoundary(t *testing.T) {
 	n := instance.For("m")
-	obs := Children{ConfigMaps: map[string]*corev1.ConfigMap{"odd": {ObjectMeta: metav1.ObjectMeta{Name: "odd"}}}}
+	obs := wire.Children{ConfigMaps: map[string]*corev1.ConfigMap{"odd": {ObjectMeta: metav1.ObjectMeta{Name: "odd"}}}}
 	deployment := func(ns, name string) *appsv1.Deployment {
-		return &appsv1.Deployment{TypeMeta: typeDeployment, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		return &appsv1.Deployment{TypeMeta: wire.TypeDeployment, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
 	tests := map[string]struct {
-		child Child
+		child wire.Child
 		ok    bool
 	}{
 		"the API":                              {deployment("", "m-api"), true},
@@ -185,7 +186,7 @@ func TestCheckBoundary(t *testing.T) {
 		"no Kubernetes object":                 {struct{ Kind string }{"ConfigMap"}, false},
 	}
 	for name, tc := range tests {
-		err := checkBoundary([]Child{tc.child}, "ns", n, obs)
+		err := checkBoundary([]wire.Child{tc.child}, "ns", n, obs)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrOutsideMonocle)) {
 			t.Errorf("%s: %v, want ok %v", name, err, tc.ok)
 		}
@@ -209,8 +210,8 @@ func FuzzBoundary(f *testing.F) {
 	// The recorded request less its managedFields, which are half its
 	// bytes: each run decodes it twice, and gives one child its own.
 	recorded := fixture(f, "sync-v1-all-ready-job-complete")
-	for _, c := range observe(recorded.Children, recorded.Parent.Metadata.Namespace).all() {
-		c.obj.SetManagedFields(nil)
+	for _, c := range wire.Observe(recorded.Children, recorded.Parent.Metadata.Namespace).All() {
+		c.Object.SetManagedFields(nil)
 	}
 	base, err := json.Marshal(recorded)
 	if err != nil {
@@ -221,8 +222,8 @@ func FuzzBoundary(f *testing.F) {
 		if invalid {
 			req.Parent.Spec = json.RawMessage(`{"publicURL":"not a url"}`)
 		}
-		all := observe(req.Children, req.Parent.Metadata.Namespace).all()
-		obj := all[int(index)%len(all)].obj
+		all := wire.Observe(req.Children, req.Parent.Metadata.Namespace).All()
+		obj := all[int(index)%len(all)].Object
 		obj.SetAnnotations(map[string]string{lastAppliedAnnotation: annotation})
 		obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: metacontrollerManager, Operation: metav1.ManagedFieldsOperationApply,
 			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}})
@@ -253,7 +254,7 @@ func FuzzBoundary(f *testing.F) {
 }
 
 // held is a child as lastAppliedChild answers it: a JSON map.
-func held(t *testing.T, s string) Child {
+func held(t *testing.T, s string) wire.Child {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
@@ -46,7 +47,7 @@ const (
 // Sync parses one config.yaml (the user's ConfigMap's, the spec's, or the
 // generated one's): each candidate's cost is bounded from its bytes by
 // monocleconfig.ParseCostOf, and the largest is charged.
-func syncCost(req *SyncRequest) int64 {
+func syncCost(req *wire.SyncRequest) int64 {
 	var spec struct {
 		Config string `json:"config"`
 	}
@@ -54,7 +55,7 @@ func syncCost(req *SyncRequest) int64 {
 	_ = json.Unmarshal(req.Parent.Spec, &spec)
 	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
 	// The generated ConfigMap is a source; the mounted copies are not.
-	generated := observe(req.Children, req.Parent.Metadata.Namespace).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
+	generated := wire.Observe(req.Children, req.Parent.Metadata.Namespace).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
 	for _, cm := range append(slices.Collect(maps.Values(req.Related.ConfigMaps)), generated) {
 		if cm != nil {
 			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 // waitUntil polls cond: it orders a test's steps with the server's
@@ -333,7 +335,7 @@ func TestDecodeCostPerValue(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		var req SyncRequest
+		var req wire.SyncRequest
 		if err := json.Unmarshal([]byte(body), &req); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -22,7 +23,7 @@ import (
 
 func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
-		TypeMeta:   typeSecret,
+		TypeMeta:   wire.TypeSecret,
 		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
 		// data, never stringData: the server stores only data, so a
 		// stringData answer would differ from what is read back, forever.
@@ -33,7 +34,7 @@ func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 
 func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		TypeMeta:   typeConfigMap,
+		TypeMeta:   wire.TypeConfigMap,
 		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
 		Data:       data,
 	}
@@ -41,7 +42,7 @@ func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 
 func makeService(n instance.Names, name, component string, port int32) *corev1.Service {
 	return &corev1.Service{
-		TypeMeta:   typeService,
+		TypeMeta:   wire.TypeService,
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
@@ -100,7 +101,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
 	}
 	return &appsv1.StatefulSet{
-		TypeMeta:   typeStatefulSet,
+		TypeMeta:   wire.TypeStatefulSet,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr.To(int32(1)),
@@ -126,7 +127,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 // without the hook's validation.
 func makeMountedConfigMap(n instance.Names, cfg validConfig) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		TypeMeta:   typeConfigMap,
+		TypeMeta:   wire.TypeConfigMap,
 		ObjectMeta: metav1.ObjectMeta{Name: n.MountedConfig(cfg.hash), Labels: n.Labels(componentAPI)},
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{configFile: cfg.text},
@@ -180,7 +181,7 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 // which makes them the hook's; then they are left out, so removed, with
 // Recreate.
 func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
-	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, typeDeployment, "spec", "strategy", "rollingUpdate") {
+	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, wire.TypeDeployment, "spec", "strategy", "rollingUpdate") {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: observed.Spec.Strategy.RollingUpdate}
@@ -190,7 +191,7 @@ func makeDeployment(n instance.Names, s settings, name, component string, replic
 	template := podTemplate(n.Labels(component), withConfigVolume(r.config, podSpec(s.scheduling, c)))
 	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
-		TypeMeta:   typeDeployment,
+		TypeMeta:   wire.TypeDeployment,
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
@@ -254,7 +255,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 	spec := withConfigVolume(config, podSpec(s.scheduling, c))
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
-		TypeMeta:   typeJob,
+		TypeMeta:   wire.TypeJob,
 		ObjectMeta: metav1.ObjectMeta{Name: n.UpdateIdentsJob(identsHash), Labels: n.Labels(componentUpdateIdents)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(3)),
@@ -270,7 +271,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 // makeIngress routes the public host to the API Service.
 func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{
-		TypeMeta:   typeIngress,
+		TypeMeta:   wire.TypeIngress,
 		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI), Annotations: in.annotations},
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
@@ -49,7 +50,7 @@ type validConfig struct {
 
 // configSource is the config.yaml the user means: the one in their
 // ConfigMap when the spec names one, else the generated N-api's.
-func configSource(n instance.Names, s settings, generated map[string]string, rel Related) (string, *fieldError) {
+func configSource(n instance.Names, s settings, generated map[string]string, rel wire.Related) (string, *fieldError) {
 	if s.configMap == "" {
 		return generated[configFile], nil
 	}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -21,13 +22,13 @@ import (
 func TestRefusedConfigHoldsThePods(t *testing.T) {
 	const invalid = "workspaces:\n  - name: Demo\n"
 	const fixed = "workspaces:\n  - name: demo\n    crawlers: []\n# fixed\n"
-	userConfig := func(config string) Related {
-		return Related{ConfigMaps: map[string]*corev1.ConfigMap{"team-config": {
+	userConfig := func(config string) wire.Related {
+		return wire.Related{ConfigMaps: map[string]*corev1.ConfigMap{"team-config": {
 			ObjectMeta: metav1.ObjectMeta{Name: "team-config"}, Data: map[string]string{configFile: config}}}}
 	}
 	tests := map[string]struct {
 		spec        string
-		related     func(config string) Related
+		related     func(config string) wire.Related
 		edit        func(c *cluster, config string) // writes config at its source
 		field       string
 		fixedWrites []string
@@ -56,7 +57,7 @@ func TestRefusedConfigHoldsThePods(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := converged(t)
 			c.parent = setSpec(t, c.parent, tc.spec)
-			related := Related{}
+			related := wire.Related{}
 			if tc.related != nil {
 				related = tc.related(defaultConfig)
 			}
@@ -222,7 +223,7 @@ func TestElasticsearchOverHTTPSRefused(t *testing.T) {
 	c := converged(t)
 	c.parent = setSpec(t, c.parent, withSpec(t, `{"elasticsearch":{"urlSecretRef":{"name":"es","key":"url"}}}`))
 	req := c.request(t)
-	req.Related = Related{Secrets: map[string]*corev1.Secret{"es": {ObjectMeta: metav1.ObjectMeta{Name: "es"}, Data: map[string][]byte{"url": []byte("https://u:secret@es:9200")}}}}
+	req.Related = wire.Related{Secrets: map[string]*corev1.Secret{"es": {ObjectMeta: metav1.ObjectMeta{Name: "es"}, Data: map[string][]byte{"url": []byte("https://u:secret@es:9200")}}}}
 	body := syncJSON(t, req)
 	if strings.Contains(string(body), "secret@") {
 		t.Fatal("the URL is in the answer")

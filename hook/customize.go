@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -15,12 +16,12 @@ import (
 // ConfigMap and Secrets the spec names (a change to any of them then
 // triggers a sync, which rolls the pods). Metacontroller caches the answer
 // per parent generation, so a spec edit asks again.
-func Customize(req *CustomizeRequest) (*CustomizeResponse, error) {
+func Customize(req *wire.CustomizeRequest) (*wire.CustomizeResponse, error) {
 	if req == nil || req.Parent == nil || req.Parent.Metadata.Name == "" {
 		return nil, fmt.Errorf("%w: no parent", ErrBadRequest)
 	}
 	n := instance.For(req.Parent.Metadata.Name)
-	rules := []RelatedRule{{
+	rules := []wire.RelatedRule{{
 		APIVersion:    "v1",
 		Resource:      "persistentvolumeclaims",
 		LabelSelector: &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)},
@@ -28,7 +29,7 @@ func Customize(req *CustomizeRequest) (*CustomizeResponse, error) {
 	// A spec that does not decode names nothing; the sync reports it.
 	spec, _ := decodeSpec(req.Parent.Spec)
 	if spec.ConfigMapRef != nil && spec.ConfigMapRef.Name != "" {
-		rules = append(rules, RelatedRule{APIVersion: "v1", Resource: "configmaps", Names: []string{spec.ConfigMapRef.Name}})
+		rules = append(rules, wire.RelatedRule{APIVersion: "v1", Resource: "configmaps", Names: []string{spec.ConfigMapRef.Name}})
 	}
 	var secrets []string
 	if spec.SecretRef != nil && spec.SecretRef.Name != "" {
@@ -38,7 +39,7 @@ func Customize(req *CustomizeRequest) (*CustomizeResponse, error) {
 		secrets = append(secrets, ref.Name)
 	}
 	if len(secrets) > 0 {
-		rules = append(rules, RelatedRule{APIVersion: "v1", Resource: "secrets", Names: secrets})
+		rules = append(rules, wire.RelatedRule{APIVersion: "v1", Resource: "secrets", Names: secrets})
 	}
-	return &CustomizeResponse{RelatedResources: rules}, nil
+	return &wire.CustomizeResponse{RelatedResources: rules}, nil
 }

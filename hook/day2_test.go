@@ -11,13 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // steady is a Monocle with baseSpec as this hook leaves it (converged,
 // every component ready, its update-idents Job done), whose spec now reads
 // spec.
-func steady(t *testing.T, spec string) *SyncRequest {
+func steady(t *testing.T, spec string) *wire.SyncRequest {
 	t.Helper()
 	req := converged(t).request(t)
 	req.Parent.Spec = json.RawMessage(spec)
@@ -69,7 +70,7 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 	userSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{"GITHUB_TOKEN": []byte("ghp_user")}}
 	tests := map[string]struct {
 		spec    string
-		related Related
+		related wire.Related
 		want    []string
 	}{
 		"monocle image: API and crawler roll, nothing else": {
@@ -122,7 +123,7 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 		},
 		"user secret: added to the environment, pods roll": {
 			spec:    withSpec(t, `{"secretRef":{"name":"tokens"}}`),
-			related: Related{Secrets: map[string]*corev1.Secret{"tokens": userSecret}},
+			related: wire.Related{Secrets: map[string]*corev1.Secret{"tokens": userSecret}},
 			want:    []string{api, crawler, apiHash, crawHash},
 		},
 	}
@@ -149,8 +150,8 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 // mounted ConfigMap, and for idents a new Job once the API runs it.
 func TestConfigMapRef(t *testing.T) {
 	spec := withSpec(t, `{"configMapRef":{"name":"team-config"}}`)
-	cm := func(config string) Related {
-		return Related{ConfigMaps: map[string]*corev1.ConfigMap{"default/team-config": {
+	cm := func(config string) wire.Related {
+		return wire.Related{ConfigMaps: map[string]*corev1.ConfigMap{"default/team-config": {
 			ObjectMeta: metav1.ObjectMeta{Name: "team-config"}, Data: map[string]string{configFile: config}}}}
 	}
 	const team, teamIdents = "workspaces:\n  - name: team\n    crawlers: []\n", "workspaces:\n  - name: team\n    crawlers: []\n    idents: [{ident: Jane, aliases: [github.com/jane]}]\n"
@@ -200,7 +201,7 @@ func TestConfigMapRef(t *testing.T) {
 func TestExternalElasticsearchFromSecret(t *testing.T) {
 	spec := withSpec(t, `{"elasticsearch":{"urlSecretRef":{"name":"es","key":"url"}}}`)
 	req := steady(t, spec)
-	req.Related = Related{Secrets: map[string]*corev1.Secret{"es": {ObjectMeta: metav1.ObjectMeta{Name: "es"}, Data: map[string][]byte{"url": []byte("http://u:p@es:9200")}}}}
+	req.Related = wire.Related{Secrets: map[string]*corev1.Secret{"es": {ObjectMeta: metav1.ObjectMeta{Name: "es"}, Data: map[string][]byte{"url": []byte("http://u:p@es:9200")}}}}
 	body := syncJSON(t, req)
 	if strings.Contains(string(body), "u:p@") {
 		t.Fatal("the URL's credentials are in the answer")
@@ -239,7 +240,7 @@ func TestExternalElasticsearchFromSecret(t *testing.T) {
 		t.Errorf("changed %v, want both secret hashes", d)
 	}
 	// Missing: reported.
-	req.Related = Related{}
+	req.Related = wire.Related{}
 	if c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied); c.Reason != "ReferenceNotFound" {
 		t.Errorf("SpecApplied %+v", c)
 	}
@@ -266,17 +267,17 @@ func TestSwitchToExternalRetainsTheVolume(t *testing.T) {
 }
 
 func TestStorageGrowth(t *testing.T) {
-	claim := func(request, capacity string) Related {
+	claim := func(request, capacity string) wire.Related {
 		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-monocle-sample-elastic-0"}}
 		c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(request)}
 		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}
 		// Keyed namespace/name, as hook version v2 keys them.
-		return Related{Claims: map[string]*corev1.PersistentVolumeClaim{"default/" + c.Name: c}}
+		return wire.Related{Claims: map[string]*corev1.PersistentVolumeClaim{"default/" + c.Name: c}}
 	}
 	// The recorded volume template holds 1Gi.
 	tests := map[string]struct {
 		spec       string
-		related    Related
+		related    wire.Related
 		wantReason string
 		wantInMsg  string
 		capacity   string
@@ -284,7 +285,7 @@ func TestStorageGrowth(t *testing.T) {
 		"same size":          {`{"storageSize":"1Gi"}`, claim("1Gi", "1Gi"), "Applied", "", "1Gi"},
 		"grow: the command":  {`{"elasticsearch":{"storageSize":"20Gi"}}`, claim("1Gi", "1Gi"), "VolumeExpansionRequired", `kubectl -n default patch pvc data-monocle-sample-elastic-0 --type merge -p '{"spec":{"resources":{"requests":{"storage":"20Gi"}}}}'`, "1Gi"},
 		"grown by the admin": {`{"elasticsearch":{"storageSize":"20Gi"}}`, claim("20Gi", "20Gi"), "Applied", "", "20Gi"},
-		"no claim observed":  {`{"storageSize":"20Gi"}`, Related{}, "VolumeExpansionRequired", "spec.storageSize is 20Gi", ""},
+		"no claim observed":  {`{"storageSize":"20Gi"}`, wire.Related{}, "VolumeExpansionRequired", "spec.storageSize is 20Gi", ""},
 		"shrink refused":     {`{"storageSize":"500Mi"}`, claim("1Gi", "1Gi"), "StorageShrinkRefused", "cannot shrink", "1Gi"},
 		"class change":       {`{"storageClassName":"fast"}`, claim("1Gi", "1Gi"), "ImmutableField", "spec.storageClassName", "1Gi"},
 	}
@@ -394,7 +395,7 @@ func TestCustomize(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			resp, err := Customize(&CustomizeRequest{Parent: &Parent{Metadata: metav1.ObjectMeta{Name: "m"}, Spec: json.RawMessage(tc.spec)}})
+			resp, err := Customize(&wire.CustomizeRequest{Parent: &wire.Parent{Metadata: metav1.ObjectMeta{Name: "m"}, Spec: json.RawMessage(tc.spec)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -405,7 +406,7 @@ func TestCustomize(t *testing.T) {
 		})
 	}
 	// The recorded customize request decodes and is answered.
-	var req CustomizeRequest
+	var req wire.CustomizeRequest
 	if err := json.Unmarshal(readFixture(t, "customize-v1"), &req); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -37,9 +38,9 @@ type elasticFacts struct {
 // StatefulSet, the snapshot CronJob), as far as this answer goes: a
 // StatefulSet that must be recreated, or released before it goes, moves one
 // step per sync.
-func elasticChildren(namespace string, n instance.Names, s settings, obs Children, claims map[string]*corev1.PersistentVolumeClaim, env Env) ([]Child, elasticFacts) {
+func elasticChildren(namespace string, n instance.Names, s settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim, env Env) ([]wire.Child, elasticFacts) {
 	facts := elasticFacts{external: s.elastic.external(), claims: claims}
-	var out []Child
+	var out []wire.Child
 	sts := obs.StatefulSets[n.Elastic]
 	switch {
 	case !s.elastic.external():

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 // FuzzSyncRequest feeds arbitrary bodies through the decoder and Sync, as
@@ -16,7 +18,7 @@ func FuzzSyncRequest(f *testing.F) {
 	}
 	f.Add([]byte(`{"parent":{"kind":"Monocle","metadata":{"name":"a"},"spec":{"storageSize":"1e3","publicURL":"http://x"}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req SyncRequest
+		var req wire.SyncRequest
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}
@@ -71,7 +73,7 @@ func FuzzSyncRequest(f *testing.F) {
 
 // lastAppliedAnswer: the spec was not honoured, so the children are the
 // observed ones repeated, whatever names they came with.
-func lastAppliedAnswer(resp *SyncResponse) bool {
+func lastAppliedAnswer(resp *wire.SyncResponse) bool {
 	return answerStatus{resp.Status}.Condition(ConditionSpecApplied).Reason == ReasonInvalidSpec
 }
 
@@ -85,7 +87,7 @@ func FuzzSpec(f *testing.F) {
 	f.Add("snap", `{"elasticsearch":{"snapshots":{"schedule":"TZ=","keep":3}}}`, false)
 	observed := fixture(f, "sync-v1-all-ready-job-complete").Children
 	f.Fuzz(func(t *testing.T, name, spec string, withChildren bool) {
-		req := &SyncRequest{Parent: &Parent{Kind: Kind, Spec: json.RawMessage(spec)}}
+		req := &wire.SyncRequest{Parent: &wire.Parent{Kind: Kind, Spec: json.RawMessage(spec)}}
 		req.Parent.Metadata.Name = name
 		if !json.Valid(req.Parent.Spec) {
 			req.Parent.Spec = nil

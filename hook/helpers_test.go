@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
 
@@ -60,21 +61,21 @@ func readFixture(t testing.TB, name string) []byte {
 	return b
 }
 
-func decodeRequest(t testing.TB, body []byte) *SyncRequest {
+func decodeRequest(t testing.TB, body []byte) *wire.SyncRequest {
 	t.Helper()
-	var req SyncRequest
+	var req wire.SyncRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		t.Fatalf("decoding request: %v", err)
 	}
 	return &req
 }
 
-func fixture(t testing.TB, name string) *SyncRequest {
+func fixture(t testing.TB, name string) *wire.SyncRequest {
 	return decodeRequest(t, readFixture(t, name))
 }
 
 // syncJSON answers req and returns the answer as /sync sends it.
-func syncJSON(t testing.TB, req *SyncRequest) []byte {
+func syncJSON(t testing.TB, req *wire.SyncRequest) []byte {
 	t.Helper()
 	resp, err := Sync(req, testEnv())
 	if err != nil {
@@ -198,7 +199,7 @@ func newCluster(t testing.TB, req []byte) *cluster {
 	if err := json.Unmarshal(req, &raw); err != nil {
 		t.Fatal(err)
 	}
-	var p Parent
+	var p wire.Parent
 	if err := json.Unmarshal(raw.Parent, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func typeKey(obj map[string]any) string {
 }
 
 // request is the sync request Metacontroller would send next.
-func (c *cluster) request(t testing.TB) *SyncRequest {
+func (c *cluster) request(t testing.TB) *wire.SyncRequest {
 	t.Helper()
 	body, err := json.Marshal(map[string]any{"parent": c.parent, "children": c.children})
 	if err != nil {

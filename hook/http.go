@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -176,7 +177,7 @@ func syncFailure(err error) (code int, reason string) {
 }
 
 func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
-	var req SyncRequest
+	var req wire.SyncRequest
 	if !c.decode(w, r, &req) || !c.checkParent(w, req.Parent) || !c.reserve(w, r.Context(), syncCost(&req)) {
 		return
 	}
@@ -209,7 +210,7 @@ func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) customize(c *call, w http.ResponseWriter, r *http.Request) {
-	var req CustomizeRequest
+	var req wire.CustomizeRequest
 	if !c.decode(w, r, &req) || !c.checkParent(w, req.Parent) || !c.reserve(w, r.Context(), requestCost) {
 		return
 	}
@@ -328,7 +329,7 @@ func (c *call) reserve(w http.ResponseWriter, ctx context.Context, n int64) bool
 // checkParent answers 400 unless the parent is a Monocle of the CRD's group
 // and version. A CompositeController for another resource pointed at this
 // hook would otherwise have that resource's objects answered as Monocles.
-func (c *call) checkParent(w http.ResponseWriter, p *Parent) bool {
+func (c *call) checkParent(w http.ResponseWriter, p *wire.Parent) bool {
 	want := Group + "/" + Version
 	switch {
 	case p == nil:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -23,15 +24,15 @@ import (
 // as observed, less what the server owns. The data of the Secret and the
 // ConfigMap is always the observed data: it holds an admin's edits, which
 // the hook keeps in every answer.
-func lastApplied(env Env, observed []observedChild) ([]Child, error) {
-	var children []Child
+func lastApplied(env Env, observed []wire.Observed) ([]wire.Child, error) {
+	var children []wire.Child
 	for _, c := range observed {
 		if err := env.done(); err != nil {
 			return nil, err
 		}
-		child, err := lastAppliedChild(c.obj, c.typ)
+		child, err := lastAppliedChild(c.Object, c.Type)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.obj.GetName(), err)
+			return nil, fmt.Errorf("%s: %w", c.Object.GetName(), err)
 		}
 		children = append(children, child)
 	}
@@ -131,15 +132,15 @@ func lastAppliedHas(obj metav1.Object, typ metav1.TypeMeta, path ...string) bool
 // heldByPods lists the observed children that read the config or run the
 // Monocle image: the API and the crawler, their ConfigMaps, and the
 // update-idents Jobs.
-func heldByPods(n instance.Names, obs Children) []observedChild {
-	return slices.DeleteFunc(obs.all(), func(c observedChild) bool {
-		name := c.obj.GetName()
-		switch c.typ {
-		case typeConfigMap:
+func heldByPods(n instance.Names, obs wire.Children) []wire.Observed {
+	return slices.DeleteFunc(obs.All(), func(c wire.Observed) bool {
+		name := c.Object.GetName()
+		switch c.Type {
+		case wire.TypeConfigMap:
 			return name != n.API && !strings.HasPrefix(name, n.MountedConfigPrefix())
-		case typeDeployment:
+		case wire.TypeDeployment:
 			return name != n.API && name != n.Crawler
-		case typeJob:
+		case wire.TypeJob:
 			return !strings.HasPrefix(name, n.UpdateIdentsPrefix())
 		}
 		return true
@@ -156,7 +157,7 @@ func heldByPods(n instance.Names, obs Children) []observedChild {
 // without a bound, quick edits of a large config would grow the sync
 // request past the hook's body limit, where only an answer could remove
 // them: a Monocle wedged for good.
-func stillMounted(n instance.Names, obs Children, current string) []observedChild {
+func stillMounted(n instance.Names, obs wire.Children, current string) []wire.Observed {
 	keep := map[string]bool{}
 	rolling := false
 	for _, name := range []string{n.API, n.Crawler} {
@@ -170,7 +171,7 @@ func stillMounted(n instance.Names, obs Children, current string) []observedChil
 			keep[volumeConfigMap(job.Spec.Template.Spec.Volumes)] = true
 		}
 	}
-	held := Children{ConfigMaps: map[string]*corev1.ConfigMap{}}
+	held := wire.Children{ConfigMaps: map[string]*corev1.ConfigMap{}}
 	var rollingOnly []*corev1.ConfigMap
 	for name, cm := range obs.ConfigMaps {
 		switch {
@@ -192,7 +193,7 @@ func stillMounted(n instance.Names, obs Children, current string) []observedChil
 		}
 		held.ConfigMaps[cm.Name] = cm
 	}
-	return held.all()
+	return held.All()
 }
 
 // The earlier configs kept only for a rollout: with the largest Monocle the

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -34,15 +35,15 @@ func TestStillMountedIsBounded(t *testing.T) {
 		}
 		return d
 	}
-	kept := func(obs Children, current string) []string {
+	kept := func(obs wire.Children, current string) []string {
 		var names []string
 		for _, c := range stillMounted(n, obs, current) {
-			names = append(names, strings.TrimPrefix(c.obj.GetName(), n.MountedConfigPrefix()))
+			names = append(names, strings.TrimPrefix(c.Object.GetName(), n.MountedConfigPrefix()))
 		}
 		slices.Sort(names)
 		return names
 	}
-	obs := Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}}
+	obs := wire.Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Deployments: map[string]*appsv1.Deployment{}}
 	for i := range 8 {
 		obs.ConfigMaps[n.MountedConfig(fmt.Sprintf("%010d", i))] = config(i, 100<<10)
 	}

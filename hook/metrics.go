@@ -6,6 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 // Results of a request, the result label of monocle_hook_sync_requests_total:
@@ -83,7 +85,7 @@ func (m *metrics) observe(handler, result string, d time.Duration) {
 	m.duration.WithLabelValues(handler).Observe(d.Seconds())
 }
 
-func (m *metrics) countChildren(children []Child) {
+func (m *metrics) countChildren(children []wire.Child) {
 	for _, c := range children {
 		m.children.WithLabelValues(kindOf(c)).Inc()
 	}
@@ -91,7 +93,7 @@ func (m *metrics) countChildren(children []Child) {
 
 // kindOf is a child's kind: typed objects carry it, and so do the JSON
 // maps of a last-applied answer.
-func kindOf(c Child) string {
+func kindOf(c wire.Child) string {
 	switch o := c.(type) {
 	case interface{ GetObjectKind() schema.ObjectKind }:
 		return o.GetObjectKind().GroupVersionKind().Kind

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -18,13 +19,13 @@ type objects struct {
 	monocles []json.RawMessage
 	// The ConfigMaps and Secrets by namespace, each keyed namespace/name
 	// as /sync's related objects are.
-	related map[string]*Related
+	related map[string]*wire.Related
 }
 
 // readObjects reads YAML documents, Lists among them; objects of other
 // kinds are ignored.
 func readObjects(data []byte) (*objects, error) {
-	objs := &objects{related: map[string]*Related{}}
+	objs := &objects{related: map[string]*wire.Related{}}
 	for _, doc := range bytes.Split(data, []byte("\n---")) {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
@@ -69,9 +70,9 @@ func (objs *objects) add(doc json.RawMessage) error {
 }
 
 // in is the ConfigMaps and Secrets of a namespace.
-func (objs *objects) in(namespace string) *Related {
+func (objs *objects) in(namespace string) *wire.Related {
 	if objs.related[namespace] == nil {
-		objs.related[namespace] = &Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
+		objs.related[namespace] = &wire.Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}}
 	}
 	return objs.related[namespace]
 }
@@ -90,15 +91,15 @@ func decodeInto[T any](into map[string]*T, kind, key string, doc json.RawMessage
 // and ConfigMap as its observed children when they are there, and every
 // ConfigMap and Secret of its namespace as related objects (Sync reads only
 // those the spec names).
-func (objs *objects) request(monocle json.RawMessage) (*SyncRequest, error) {
-	var req SyncRequest
+func (objs *objects) request(monocle json.RawMessage) (*wire.SyncRequest, error) {
+	var req wire.SyncRequest
 	if err := json.Unmarshal([]byte(`{"parent":`+string(monocle)+`}`), &req); err != nil {
 		return nil, fmt.Errorf("reading the Monocle: %w", err)
 	}
 	ns, n := req.Parent.Metadata.Namespace, instance.For(req.Parent.Metadata.Name)
 	req.Related = *objs.in(ns)
 	// nil when absent: observe skips a null child.
-	req.Children = Children{
+	req.Children = wire.Children{
 		ConfigMaps: map[string]*corev1.ConfigMap{n.API: req.Related.ConfigMaps[ns+"/"+n.API]},
 		Secrets:    map[string]*corev1.Secret{n.API: req.Related.Secrets[ns+"/"+n.API]},
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
@@ -181,7 +182,7 @@ func kubectl(namespace string, names []string, args ...string) string {
 // it has one (envFrom: later sources win), else the generated Secret's.
 // Short, it holds the API when the API signs with it (signs: OIDC, or an
 // admin token), else it is a note.
-func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel Related, apiRuns, signs bool) (hold *fieldError, note string) {
+func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel wire.Related, apiRuns, signs bool) (hold *fieldError, note string) {
 	secret, key := n.API, generated[jwkKeyName]
 	if s.secret != "" {
 		if sec := rel.Secrets[s.secret]; sec != nil {

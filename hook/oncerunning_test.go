@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -56,16 +57,16 @@ func apiVolume(t *testing.T, a answer) string {
 func TestCrawlerTokenMissing(t *testing.T) {
 	n := instance.For("monocle-sample")
 	const addGenerated = `write each token, without a final newline, to its file ("GITHUB_TOKEN" to ./token-1) and run kubectl -n default create secret generic monocle-sample-api --from-file=GITHUB_TOKEN=./token-1 --dry-run=client -o json | kubectl -n default patch secret monocle-sample-api --type=merge --patch-file=/dev/stdin`
-	tokens := func(data map[string]string) Related {
+	tokens := func(data map[string]string) wire.Related {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
 		for k, v := range data {
 			s.Data[k] = []byte(v)
 		}
-		return Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
+		return wire.Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
 	}
 	tests := map[string]struct {
 		spec      string
-		related   Related
+		related   wire.Related
 		generated map[string]string // keys added to the observed generated Secret
 		// held: the crawler answered as it ran; reason: SpecApplied's
 		held   bool
@@ -189,18 +190,18 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 func TestLoginKeyTooShort(t *testing.T) {
 	n := instance.For("monocle-sample")
 	const secretValue = "k3y-v4lue"
-	user := func(key string, set bool) Related {
+	user := func(key string, set bool) wire.Related {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{"MONOCLE_ADMIN_TOKEN": []byte("a")}}
 		if set {
 			s.Data[jwkKeyName] = []byte(key)
 		}
-		return Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
+		return wire.Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
 	}
 	long := strings.Repeat("é", 32) // 64 bytes, 32 characters
 	const oidc = "auth:\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
 	tests := map[string]struct {
 		spec      string
-		related   Related
+		related   wire.Related
 		generated string // the observed generated Secret's key, if not ""
 		held      bool
 		says      []string

@@ -4,6 +4,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -31,8 +32,8 @@ type podFacts struct {
 // What the pods read (the Secrets in their environment, the config they
 // mount), refused, holds them, with their config and Jobs, exactly as they
 // are. apiService gets the session affinity the config wants.
-func podChildren(namespace string, n instance.Names, s settings, obs Children, rel Related, env Env,
-	secret map[string][]byte, apiService *corev1.Service) ([]Child, podFacts, error) {
+func podChildren(namespace string, n instance.Names, s settings, obs wire.Children, rel wire.Related, env Env,
+	secret map[string][]byte, apiService *corev1.Service) ([]wire.Child, podFacts, error) {
 	generated := configData(obs.ConfigMaps[n.API], s.config)
 	envData, hashed, missing, hold := podSecrets(s, secret, rel)
 	var cfg validConfig
@@ -88,11 +89,11 @@ func podChildren(namespace string, n instance.Names, s settings, obs Children, r
 
 // heldPods are the pods' children as last applied, while what they would
 // read is refused.
-func heldPods(n instance.Names, obs Children, env Env, generated map[string]string, apiService *corev1.Service) ([]Child, error) {
+func heldPods(n instance.Names, obs wire.Children, env Env, generated map[string]string, apiService *corev1.Service) ([]wire.Child, error) {
 	if svc := obs.Services[n.API]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
 		clientIPAffinity(apiService) // as the API's config wants it
 	}
-	var children []Child
+	var children []wire.Child
 	if obs.ConfigMaps[n.API] == nil {
 		// Nothing mounts it: it is the place to edit the config.
 		children = append(children, makeConfigMap(n, generated))
@@ -103,7 +104,7 @@ func heldPods(n instance.Names, obs Children, env Env, generated map[string]stri
 
 // runtimeHolds are what the config reads once running, which the loader
 // does not check: a workload that would break on it keeps what it runs.
-func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfig, secret map[string][]byte, rel Related,
+func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfig, secret map[string][]byte, rel wire.Related,
 	envData []map[string][]byte, apiRuns, crawlerRuns bool) (crawlerHold, keyHold *fieldError, notes []string) {
 	crawlerHold, notes = missingTokens(namespace, n, s, cfg.tokens, crawlerRuns)
 	// The key signs only OIDC logins and admin tokens: otherwise a short
@@ -119,15 +120,15 @@ func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfi
 // runningPods are the pods' children for a config that checked: its
 // ConfigMaps, the API and the crawler (or the one a runtime hold keeps as it
 // runs), and the earlier mounted configs pods may still mount.
-func runningPods(n instance.Names, s settings, obs Children, env Env, generated map[string]string, cfg validConfig,
-	secretHash string, apiHeld, crawlerFree bool) ([]Child, error) {
+func runningPods(n instance.Names, s settings, obs wire.Children, env Env, generated map[string]string, cfg validConfig,
+	secretHash string, apiHeld, crawlerFree bool) ([]wire.Child, error) {
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	mounted := n.MountedConfig(cfg.hash)
 	r := rollout{config: mounted, secretHash: secretHash}
-	children := []Child{makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)}
-	var held []observedChild // the workloads kept as they run
+	children := []wire.Child{makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)}
+	var held []wire.Observed // the workloads kept as they run
 	if apiHeld {
-		held = append(held, observedChild{api, typeDeployment})
+		held = append(held, wire.Observed{Object: api, Type: wire.TypeDeployment})
 	} else {
 		children = append(children, makeAPIDeployment(n, s, r))
 	}
@@ -142,7 +143,7 @@ func runningPods(n instance.Names, s settings, obs Children, env Env, generated 
 	if s.crawler && crawlerFree && !apiHeld {
 		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
 	} else if s.crawler && crawler != nil {
-		held = append(held, observedChild{crawler, typeDeployment})
+		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})
 	}
 	kept, err := lastApplied(env, held)
 	return append(children, kept...), err

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -187,7 +188,7 @@ func TestTokenCommandIsWhole(t *testing.T) {
 			secret := strings.Repeat("s", 253)
 			req := steady(t, configSpec(t, "workspaces:\n  - name: demo\n    crawlers:\n"+crawlers.String(), `{"secretRef":{"name":"`+secret+`"}}`))
 			req.Parent.Metadata.Namespace = strings.Repeat("n", 63)
-			req.Related = Related{Secrets: map[string]*corev1.Secret{secret: {ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: req.Parent.Metadata.Namespace}}}}
+			req.Related = wire.Related{Secrets: map[string]*corev1.Secret{secret: {ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: req.Parent.Metadata.Namespace}}}}
 			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
 			cmds := command.Pasted(c.Message)
 			if c.Reason != ReasonCrawlerTokenMissing || !strings.Contains(c.Message, tc.more) || strings.HasSuffix(c.Message, "…") {

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 // Render answers the one Monocle of a file (YAML or JSON documents) the way
@@ -26,7 +28,7 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 	if err != nil {
 		return nil, nil, err
 	}
-	req.Children = Children{}
+	req.Children = wire.Children{}
 	resp, err := Sync(req, env)
 	if err != nil {
 		return nil, nil, err

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 // secretData keeps every observed key of the generated Secret (an admin's
@@ -100,7 +102,7 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 // Elasticsearch URL's key, whose change rolls the pods. A named Secret that
 // is not there is reported (missing, and the pods wait for it, as the
 // kubelet makes them); an https URL holds the pods as they are.
-func podSecrets(s settings, generated map[string][]byte, rel Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
+func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
 	env = []map[string][]byte{generated}
 	relSecrets := rel.Secrets
 	if s.secret != "" {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -198,7 +199,7 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 	}
 	labels := n.Labels(componentSnapshots)
 	cj := &batchv1.CronJob{
-		TypeMeta:   typeCronJob,
+		TypeMeta:   wire.TypeCronJob,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Snapshots, Labels: labels},
 		Spec: batchv1.CronJobSpec{
 			Schedule: snap.schedule,

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -255,7 +256,7 @@ func TestTurnSnapshotsOnRecreatesTheStatefulSet(t *testing.T) {
 			volume := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-monocle-sample-elastic-0"}}
 			volume.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
 			volume.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
-			request := func() *SyncRequest {
+			request := func() *wire.SyncRequest {
 				req := c.request(t)
 				req.Related.Claims = map[string]*corev1.PersistentVolumeClaim{volume.Name: volume}
 				return req
@@ -322,37 +323,37 @@ func TestTurnSnapshotsOnRecreatesTheStatefulSet(t *testing.T) {
 // The StatefulSet is never deleted while a volume could go with it.
 func TestRecreateWaitsUntilTheVolumesAreReleased(t *testing.T) {
 	uid := types.UID("uid-sts")
-	owned := func(req *SyncRequest) {
+	owned := func(req *wire.SyncRequest) {
 		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-monocle-sample-elastic-0",
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "monocle-sample-elastic", UID: uid, Controller: ptr.To(true)}}}}
 		req.Related.Claims = map[string]*corev1.PersistentVolumeClaim{claim.Name: claim}
 	}
 	tests := map[string]struct {
-		edit       func(req *SyncRequest, sts *appsv1.StatefulSet)
+		edit       func(req *wire.SyncRequest, sts *appsv1.StatefulSet)
 		wantSTS    bool
 		wantReason string
 		inMessage  string
 	}{
 		"retained and released: left out": {
-			edit:       func(*SyncRequest, *appsv1.StatefulSet) {},
+			edit:       func(*wire.SyncRequest, *appsv1.StatefulSet) {},
 			wantReason: "RecreatingStatefulSet", inMessage: "data-monocle-sample-elastic-0 is mounted again",
 		},
 		"set to delete its volumes: answered with Retain": {
-			edit: func(_ *SyncRequest, sts *appsv1.StatefulSet) {
+			edit: func(_ *wire.SyncRequest, sts *appsv1.StatefulSet) {
 				sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
 			},
 			wantSTS: true, wantReason: "RetainingVolume", inMessage: "set to Retain first",
 		},
 		"Retain not yet seen by the StatefulSet controller": {
-			edit:    func(_ *SyncRequest, sts *appsv1.StatefulSet) { sts.Generation = sts.Status.ObservedGeneration + 1 },
+			edit:    func(_ *wire.SyncRequest, sts *appsv1.StatefulSet) { sts.Generation = sts.Status.ObservedGeneration + 1 },
 			wantSTS: true, wantReason: "RetainingVolume", inMessage: "to see the Retain policy",
 		},
 		"a claim still owned by the StatefulSet": {
-			edit:    func(req *SyncRequest, _ *appsv1.StatefulSet) { owned(req) },
+			edit:    func(req *wire.SyncRequest, _ *appsv1.StatefulSet) { owned(req) },
 			wantSTS: true, wantReason: "RetainingVolume", inMessage: "kubectl patch pvc data-monocle-sample-elastic-0 --type json",
 		},
 		"being deleted already: left out": {
-			edit: func(req *SyncRequest, sts *appsv1.StatefulSet) {
+			edit: func(req *wire.SyncRequest, sts *appsv1.StatefulSet) {
 				owned(req)
 				sts.DeletionTimestamp = &metav1.Time{Time: testNow}
 			},
@@ -413,11 +414,11 @@ func TestSwitchToExternalWaitsUntilTheVolumeIsReleased(t *testing.T) {
 // size is judged as the data volume's is.
 func TestSnapshotVolumeGrowth(t *testing.T) {
 	c := convergedWith(t, withSpec(t, `{"elasticsearch":{"snapshots":{"schedule":"@daily","keep":7,"storageSize":"5Gi"}}}`))
-	claim := func(size string) Related {
+	claim := func(size string) wire.Related {
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "snapshots-monocle-sample-elastic-0"}}
 		pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}
 		pvc.Status.Capacity = pvc.Spec.Resources.Requests
-		return Related{Claims: map[string]*corev1.PersistentVolumeClaim{"default/" + pvc.Name: pvc}}
+		return wire.Related{Claims: map[string]*corev1.PersistentVolumeClaim{"default/" + pvc.Name: pvc}}
 	}
 	tests := map[string]struct {
 		size, volume, reason, inMessage string

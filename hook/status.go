@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -76,7 +77,7 @@ type statusFacts struct {
 // makeStatus is computed from the observed children and the facts of the
 // answer's parts; time enters only as a condition's lastTransitionTime, and
 // only when its status changes.
-func makeStatus(parent *Parent, n instance.Names, obs Children, now func() time.Time, facts statusFacts) v1alpha1.MonocleStatus {
+func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now func() time.Time, facts statusFacts) v1alpha1.MonocleStatus {
 	es, pods := facts.elastic, facts.pods
 	st := v1alpha1.MonocleStatus{URL: pods.url, Storage: es.storage}
 	var waiting []string

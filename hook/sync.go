@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -43,7 +44,7 @@ var ErrBadRequest = errors.New("bad sync request")
 // random source failed; a spec the hook cannot honour is not an error but a
 // condition, with the children it concerns answered as they were last
 // applied (every child, for an InvalidSpec).
-func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
+func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 	if req == nil || req.Parent == nil {
 		return nil, fmt.Errorf("%w: no parent", ErrBadRequest)
 	}
@@ -55,7 +56,7 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 	}
 	n := instance.For(req.Parent.Metadata.Name)
 	namespace := req.Parent.Metadata.Namespace
-	obs := observe(req.Children, namespace)
+	obs := wire.Observe(req.Children, namespace)
 
 	s, specErr := resolveSpec(req.Parent.Spec)
 	if errs := validation.IsDNS1035Label(n.Instance); len(errs) > 0 || len(n.Instance) > MaxNameLength {
@@ -63,13 +64,13 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 		// without it, whose children could not be named.
 		specErr = invalid("", "metadata.name %s must be a DNS-1035 label of at most %d characters", quote(n.Instance), MaxNameLength)
 	}
-	var resp *SyncResponse
+	var resp *wire.SyncResponse
 	if specErr != nil {
-		children, err := lastApplied(env, obs.all())
+		children, err := lastApplied(env, obs.All())
 		if err != nil {
 			return nil, err
 		}
-		resp = &SyncResponse{Children: children}
+		resp = &wire.SyncResponse{Children: children}
 		// The spec cannot say: what runs says.
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusFacts{
 			elastic: elasticFacts{
@@ -86,7 +87,7 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 			s.notes = append(s.notes, note)
 		}
 		var err error
-		if resp, err = desired(req.Parent, n, s, obs, req.Related.in(namespace), env); err != nil {
+		if resp, err = desired(req.Parent, n, s, obs, req.Related.In(namespace), env); err != nil {
 			return nil, err
 		}
 	}
@@ -105,12 +106,12 @@ func Sync(req *SyncRequest, env Env) (*SyncResponse, error) {
 // (pods.go). A part of it the hook cannot honour (a config Monocle would
 // refuse, a missing object, a volume that must be grown by hand) is a
 // condition, and holds only the children it concerns.
-func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Related, env Env) (*SyncResponse, error) {
+func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Children, rel wire.Related, env Env) (*wire.SyncResponse, error) {
 	secret, err := secretData(obs.Secrets[n.API], env.Rand)
 	if err != nil {
 		return nil, err
 	}
-	children := []Child{makeSecret(n, secret)}
+	children := []wire.Child{makeSecret(n, secret)}
 	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, rel.Claims, env)
 	children = append(children, elastic...)
 	// Its affinity depends on the config, read by the pods' part.
@@ -128,14 +129,14 @@ func desired(parent *Parent, n instance.Names, s settings, obs Children, rel Rel
 	}
 	children = append(children, pods...)
 	facts := statusFacts{elastic: elasticFacts, pods: podFacts, notes: s.notes}
-	return &SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
+	return &wire.SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
 }
 
 // requestSizeNote warns, once a sync request is over half the hook's body
 // limit, how close the Monocle is to the point where it can no longer be
 // synced, and why: nearly all of a large request is config text (each
 // ConfigMap holds it twice, with Metacontroller's last-applied copy).
-func requestSizeNote(size int, n instance.Names, obs Children) string {
+func requestSizeNote(size int, n instance.Names, obs wire.Children) string {
 	if size <= MaxBodyBytes/2 {
 		return ""
 	}

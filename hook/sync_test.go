@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -157,7 +160,7 @@ func TestTwoInstancesStayApart(t *testing.T) {
 	for _, name := range []string{"team-a", "team-a-api"} { // a name that prefixes the other's children
 		req := fixture(t, "sync-v1-all-ready-job-complete")
 		req.Parent.Metadata.Name = name
-		req.Children = Children{}
+		req.Children = wire.Children{}
 		answers[name] = decodeAnswer(t, syncJSON(t, req))
 	}
 	a, b := answers["team-a"], answers["team-a-api"]
@@ -240,22 +243,26 @@ func TestEditsChangeOnlyWhatTheyMust(t *testing.T) {
 		identsConfig = "workspaces:\n  - name: demo\n    crawlers: []\n    idents:\n      - ident: Jane\n        aliases: [\"github.com/jane\"]\n"
 	)
 	tests := map[string]struct {
-		edit func(req *SyncRequest)
+		edit func(req *wire.SyncRequest)
 		want []string
 	}{
 		"secret token rotated": {
-			edit: func(req *SyncRequest) {
+			edit: func(req *wire.SyncRequest) {
 				req.Children.Secrets["monocle-sample-api"].Data["GITHUB_TOKEN"] = []byte("ghp_new")
 			},
 			want: append([]string{"Secret/monocle-sample-api data.GITHUB_TOKEN"}, podHash...),
 		},
 		"config comment added, idents unchanged": {
-			edit: func(req *SyncRequest) { req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = commented },
+			edit: func(req *wire.SyncRequest) {
+				req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = commented
+			},
 			want: newMount(commented),
 		},
 		// The new Job waits for the API to run the new config.
 		"idents edited": {
-			edit: func(req *SyncRequest) { req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = identsConfig },
+			edit: func(req *wire.SyncRequest) {
+				req.Children.ConfigMaps["monocle-sample-api"].Data[configFile] = identsConfig
+			},
 			want: append(newMount(identsConfig),
 				"Job/"+n.UpdateIdentsJob(mustIdentsHash(t, defaultConfig))+" (removed)",
 				"status IdentsUpdated"),
@@ -613,10 +620,10 @@ func TestFinalizeReleasesTheParent(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	tests := map[string]*SyncRequest{
+	tests := map[string]*wire.SyncRequest{
 		"no parent":  {},
-		"no name":    {Parent: &Parent{Kind: Kind}},
-		"wrong kind": {Parent: &Parent{Kind: "Pod", Metadata: metav1.ObjectMeta{Name: "x"}}},
+		"no name":    {Parent: &wire.Parent{Kind: Kind}},
+		"wrong kind": {Parent: &wire.Parent{Kind: "Pod", Metadata: metav1.ObjectMeta{Name: "x"}}},
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -646,5 +653,29 @@ func TestSyncStopsWhenItsClientHasGone(t *testing.T) {
 	}
 	if _, err := Sync(fixture(t, "sync-v1-observed-children"), testEnv()); err != nil {
 		t.Errorf("no context: %v", err)
+	}
+}
+
+// Every child answered is of a kind in ChildKinds (Metacontroller refuses
+// others), in the golden answers.
+func TestAnswersHoldChildKinds(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden answers: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct{ Children []metav1.TypeMeta }
+		if err := json.Unmarshal(b, &answer); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, c := range answer.Children {
+			if !slices.ContainsFunc(wire.ChildKinds, func(k wire.ChildKind) bool { return k.TypeMeta == c }) {
+				t.Errorf("%s answers a %s %s, not in wire.ChildKinds", f, c.APIVersion, c.Kind)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -139,7 +140,7 @@ func TestMessagesStayWritable(t *testing.T) {
 	// A spec stored before the bounds, naming a Secret of 40,000
 	// characters that does not exist: the message quotes it cut.
 	in := statusFacts{errors: []*fieldError{{ReasonReferenceNotFound, "secretRef.name", "names Secret " + quote(long) + ", which does not exist"}}}
-	st := makeStatus(&Parent{}, instance.For("m"), Children{}, testEnv().Now, in)
+	st := makeStatus(&wire.Parent{}, instance.For("m"), wire.Children{}, testEnv().Now, in)
 	for _, c := range st.Conditions {
 		if n := utf8.RuneCountInString(c.Message); n > 2*maxQuoted {
 			t.Errorf("%s: message of %d characters", c.Type, n)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/crd"
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -182,7 +183,7 @@ func runAttacks(args []string) (bool, error) {
 // syncInProcess answers a sync request body as /sync does, to build the
 // converged request of the largest Monocle.
 func syncInProcess(body []byte) ([]byte, error) {
-	var req hook.SyncRequest
+	var req wire.SyncRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, err
 	}

@@ -1,13 +1,8 @@
-package hook
+package wire
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -57,7 +52,7 @@ func TestChildrenFollowChildKinds(t *testing.T) {
 	}
 }
 
-// observe and all take every kind: one child of each, keyed as a v2 hook
+// Observe and All take every kind: one child of each, keyed as a v2 hook
 // keys it, is observed by its name and listed with its kind's TypeMeta, in
 // ChildKinds' order.
 func TestObserveTakesEveryKind(t *testing.T) {
@@ -74,19 +69,19 @@ func TestObserveTakesEveryKind(t *testing.T) {
 		v.Field(i).Set(m)
 		objs = append(objs, obj)
 	}
-	obs := reflect.ValueOf(observe(in, "ns"))
+	obs := reflect.ValueOf(Observe(in, "ns"))
 	for i := range obs.NumField() {
 		if m := obs.Field(i); m.Len() != 1 || !m.MapIndex(reflect.ValueOf("child")).IsValid() {
 			t.Errorf("observe leaves out %s: %v", obs.Type().Field(i).Name, m)
 		}
 	}
-	all := observe(in, "ns").all()
+	all := Observe(in, "ns").All()
 	if len(all) != len(objs) || len(all) != len(ChildKinds) {
 		t.Fatalf("all lists %d children of Children's %d kinds, want one of each of ChildKinds' %d", len(all), len(objs), len(ChildKinds))
 	}
 	for i, c := range all {
-		if c.obj != objs[i] || c.typ != ChildKinds[i].TypeMeta {
-			t.Errorf("all()[%d] is a %v (%T), want the %s", i, c.typ, c.obj, ChildKinds[i].Key())
+		if c.Object != objs[i] || c.Type != ChildKinds[i].TypeMeta {
+			t.Errorf("all()[%d] is a %v (%T), want the %s", i, c.Type, c.Object, ChildKinds[i].Key())
 		}
 	}
 }
@@ -95,7 +90,7 @@ func TestObserveTakesEveryKind(t *testing.T) {
 // metacontroller/compositecontroller.yaml, which e2e's
 // TestManifestsUpToDate keeps rendered from the chart.
 func TestChildResourcesAreChildKinds(t *testing.T) {
-	b, err := os.ReadFile("../metacontroller/compositecontroller.yaml")
+	b, err := os.ReadFile("../../metacontroller/compositecontroller.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,69 +117,5 @@ func TestChildResourcesAreChildKinds(t *testing.T) {
 	}
 	if got := cc.Spec.ChildResources; !reflect.DeepEqual(got, want) {
 		t.Errorf("the CompositeController's childResources (chart/templates/compositecontroller.yaml, then make manifests) are\n%+v\nChildKinds are\n%+v", got, want)
-	}
-}
-
-// Every child answered is of a kind in ChildKinds (Metacontroller refuses
-// others), in the golden answers.
-func TestAnswersHoldChildKinds(t *testing.T) {
-	files, err := filepath.Glob("testdata/golden/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden answers: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var answer struct{ Children []metav1.TypeMeta }
-		if err := json.Unmarshal(b, &answer); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, c := range answer.Children {
-			if !slices.ContainsFunc(ChildKinds, func(k ChildKind) bool { return k.TypeMeta == c }) {
-				t.Errorf("%s answers a %s %s, not in ChildKinds", f, c.APIVersion, c.Kind)
-			}
-		}
-	}
-}
-
-// ARCHITECTURE.md's steps for a new child kind name files that exist and,
-// in them, the names they point to.
-func TestArchitectureNewChildKind(t *testing.T) {
-	b, err := os.ReadFile("../ARCHITECTURE.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, item, ok := strings.Cut(string(b), "\n- A new child kind:")
-	if !ok {
-		t.Fatal(`ARCHITECTURE.md has no "- A new child kind:" item`)
-	}
-	item, _, _ = strings.Cut(item, "\n- ")
-	var files, words []string
-	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(item, -1) {
-		switch tok := m[1]; {
-		case strings.Contains(tok, " "): // a command
-		case strings.Contains(tok, "/") || strings.HasSuffix(tok, ".go") || strings.HasSuffix(tok, ".yaml"):
-			path := filepath.Join("..", tok)
-			if !strings.Contains(tok, "/") {
-				path = tok // hook's own
-			}
-			if _, err := os.Stat(path); err != nil {
-				t.Errorf("ARCHITECTURE.md names %s: %v", tok, err)
-			}
-			files = append(files, path)
-		default:
-			words = append(words, tok)
-		}
-	}
-	for _, w := range words {
-		found := slices.ContainsFunc(files, func(f string) bool {
-			b, _ := os.ReadFile(f)
-			return regexp.MustCompile(`\b` + regexp.QuoteMeta(w) + `\b`).Match(b)
-		})
-		if !found {
-			t.Errorf("ARCHITECTURE.md names %s, in none of %v", w, files)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package hook
+package wire
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,14 +17,14 @@ func (k ChildKind) Key() string { return k.Kind + "." + k.APIVersion }
 
 // The TypeMeta each constructor sets.
 var (
-	typeSecret      = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
-	typeConfigMap   = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
-	typeService     = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
-	typeStatefulSet = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
-	typeDeployment  = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
-	typeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
-	typeCronJob     = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"}
-	typeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
+	TypeSecret      = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+	TypeConfigMap   = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+	TypeService     = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
+	TypeStatefulSet = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+	TypeDeployment  = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+	TypeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
+	TypeCronJob     = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"}
+	TypeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
 )
 
 // ChildKinds are the kinds of child, in the order all lists them. The
@@ -35,13 +35,13 @@ var (
 var ChildKinds = []ChildKind{
 	// InPlace: edits to a Monocle (and drift) reach its children. The hook
 	// never changes an immutable field, so in-place updates always apply.
-	{typeSecret, "secrets", "InPlace"},
-	{typeConfigMap, "configmaps", "InPlace"},
-	{typeService, "services", "InPlace"},
-	{typeStatefulSet, "statefulsets", "InPlace"},
-	{typeDeployment, "deployments", "InPlace"},
+	{TypeSecret, "secrets", "InPlace"},
+	{TypeConfigMap, "configmaps", "InPlace"},
+	{TypeService, "services", "InPlace"},
+	{TypeStatefulSet, "statefulsets", "InPlace"},
+	{TypeDeployment, "deployments", "InPlace"},
 	// A Job's template is immutable and a Job runs once: never updated.
-	{typeJob, "jobs", "OnDelete"},
-	{typeCronJob, "cronjobs", "InPlace"},
-	{typeIngress, "ingresses", "InPlace"},
+	{TypeJob, "jobs", "OnDelete"},
+	{TypeCronJob, "cronjobs", "InPlace"},
+	{TypeIngress, "ingresses", "InPlace"},
 }

@@ -1,4 +1,4 @@
-package hook
+package wire
 
 import (
 	"encoding/json"

@@ -69,7 +69,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.StringVar(&file, "f", "", "the Monocle's Deployments and ConfigMaps, as kubectl get -o yaml prints them (- for standard input)")
 	fs.StringVar(&o.Workspace, "workspace", "", "the workspace (update-idents: all when not set)")
 	fs.StringVar(&o.Crawler, "crawler", "", "the crawler's name in the workspace")
-	fs.StringVar(&o.CommitDate, "commit-date", "", "the new commit date: YYYY-MM-DD, \"YYYY-MM-DD hh:mm:ss UTC\" or YYYY-MM-DDThh:mm:ssZ")
+	fs.StringVar(&o.CommitDate, "commit-date", "", "the new commit date: YYYY-MM-DD (midnight UTC) or YYYY-MM-DDThh:mm:ssZ (a date in Monocle's other form, with spaces, is rewritten as the latter)")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		o.Command, args = args[0], args[1:]
 	}
@@ -78,7 +78,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if _, ok := commands[o.Command]; !ok {
 		fs.Usage()
-		return fmt.Errorf("%w: COMMAND is one of %s, not %q", snapshot.ErrUsage, strings.Join(slices.Sorted(maps.Keys(commands)), ", "), o.Command)
+		return fmt.Errorf("%w: COMMAND is one of %s, not %s", snapshot.ErrUsage, strings.Join(slices.Sorted(maps.Keys(commands)), ", "), printable.Quote(o.Command))
 	}
 	if o.Monocle == "" || file == "" {
 		return fmt.Errorf("%w: --monocle and -f are required", snapshot.ErrUsage)
@@ -110,7 +110,7 @@ const maxObjects = 32 << 20
 // by what it does as comments.
 func render(w io.Writer, o Options, objects []byte) error {
 	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > instance.MaxNameLength {
-		return fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
+		return fmt.Errorf("--monocle %s is not a Monocle's name: a DNS label of at most %d characters", printable.Quote(o.Monocle), instance.MaxNameLength)
 	}
 	api, configs, err := read(objects, instance.For(o.Monocle).API)
 	if err != nil {
@@ -134,11 +134,29 @@ func render(w io.Writer, o Options, objects []byte) error {
 	if cm == nil {
 		return fmt.Errorf("no ConfigMap %s in -f: the config the API mounts", mounted)
 	}
-	if err := checkAgainst(o, cm.Data["config.yaml"]); err != nil {
+	if err := checkAgainst(&o, cm.Data["config.yaml"]); err != nil {
 		return err
 	}
+	// The Elasticsearch URL reaches the janitor's --elastic as
+	// $(MONOCLE_ELASTIC_URL), through the same wrapper: checked when the
+	// Deployment holds it, named in the comments when a Secret does.
+	url := slices.IndexFunc(pod.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == "MONOCLE_ELASTIC_URL" })
+	if url < 0 {
+		return fmt.Errorf("the Deployment %s has no MONOCLE_ELASTIC_URL: not one the hook made", api.Name)
+	}
+	secret := ""
+	switch e := pod.Containers[0].Env[url]; {
+	case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+		secret = fmt.Sprintf("key %s of Secret %s", e.ValueFrom.SecretKeyRef.Key, e.ValueFrom.SecretKeyRef.Name)
+	case e.ValueFrom != nil:
+		return fmt.Errorf("the Deployment %s's MONOCLE_ELASTIC_URL is neither a value nor a Secret's key: not one the hook made", api.Name)
+	default:
+		if err := checkURL(e.Value, api.Name); err != nil {
+			return err
+		}
+	}
 	job := makeJob(o, api)
-	return restorejob.Print(w, header, job, map[string]any{"o": o, "Job": job.Name, "Namespace": job.Namespace, "Config": mounted, "About": commands[o.Command].about})
+	return restorejob.Print(w, header, job, map[string]any{"o": o, "Job": job.Name, "Namespace": job.Namespace, "Config": mounted, "About": commands[o.Command].about, "Secret": secret})
 }
 
 // read finds the API Deployment and the ConfigMaps in objects (YAML
@@ -196,8 +214,10 @@ func read(data []byte, apiName string) (*appsv1.Deployment, map[string]*corev1.C
 
 // checkAgainst refuses what the janitor would silently do nothing with:
 // a workspace or crawler the config lacks, a date it cannot read, and the
-// arguments its command does not take.
-func checkAgainst(o Options, config string) error {
+// arguments its command does not take; then a name that would not reach
+// it as it is (checkNames). It rewrites the date as the Job passes it
+// (commitDate).
+func checkAgainst(o *Options, config string) error {
 	need := commands[o.Command]
 	switch {
 	case need.workspace && o.Workspace == "":
@@ -209,8 +229,12 @@ func checkAgainst(o Options, config string) error {
 	case !need.crawler && o.Crawler != "", !need.date && o.CommitDate != "":
 		return fmt.Errorf("%w: %s takes no --crawler nor --commit-date", snapshot.ErrUsage, o.Command)
 	}
-	if o.CommitDate != "" && !monocleconfig.ParsesDate(o.CommitDate) {
-		return fmt.Errorf("--commit-date %q is not a date Monocle reads: YYYY-MM-DD, \"YYYY-MM-DD hh:mm:ss UTC\" or YYYY-MM-DDThh:mm:ssZ", o.CommitDate)
+	if o.CommitDate != "" {
+		date, ok := commitDate(o.CommitDate)
+		if !ok {
+			return fmt.Errorf("--commit-date %s is not a date Monocle's janitor reads: YYYY-MM-DD (midnight UTC) or YYYY-MM-DDThh:mm:ssZ (src/Monocle/Prelude.hs:444-450, parseDateValue)", printable.Quote(o.CommitDate))
+		}
+		o.CommitDate = date
 	}
 	// The janitor loads the config without the pods' environment.
 	cfg, err := monocleconfig.Parse([]byte(config), nil)
@@ -227,11 +251,11 @@ func checkAgainst(o Options, config string) error {
 			continue
 		}
 		if o.Crawler != "" && !slices.Contains(w.Crawlers, o.Crawler) {
-			return fmt.Errorf("workspace %q has no crawler %q; its crawlers: %s", o.Workspace, o.Crawler, list(w.Crawlers))
+			return fmt.Errorf("workspace %s has no crawler %s; its crawlers: %s", printable.Quote(o.Workspace), printable.Quote(o.Crawler), list(w.Crawlers))
 		}
-		return nil
+		return checkNames(*o)
 	}
-	return fmt.Errorf("the config the API mounts has no workspace %q; its workspaces: %s", o.Workspace, list(names))
+	return fmt.Errorf("the config the API mounts has no workspace %s; its workspaces: %s", printable.Quote(o.Workspace), list(names))
 }
 
 // list quotes the first 20 names, and counts the others.
@@ -241,7 +265,7 @@ func list(names []string) string {
 	}
 	var quoted []string
 	for _, n := range names[:min(len(names), 20)] {
-		quoted = append(quoted, fmt.Sprintf("%q", n))
+		quoted = append(quoted, printable.Quote(n))
 	}
 	if len(names) > 20 {
 		quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-20))
@@ -299,6 +323,11 @@ func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 
 var header = template.Must(template.New("header").Parse(`# monocle janitor {{.o.Command}} for Monocle {{.o.Monocle}} in namespace {{.Namespace}}: {{.About}}.
 # Its image, config ({{.Config}}) and Elasticsearch URL are those the API runs.
+{{- if .Secret}}
+# The URL is read from {{.Secret}} when the Job runs, unseen by monocle-hook: a space,
+# tab, newline, '*', '?', '[', '\' or non-ASCII character in it would reach the janitor split,
+# expanded or changed by the image's unquoted $* (percent-encode them in the Secret).
+{{- end}}
 # Printed by monocle-hook janitor-job: only you apply it, once. Applied again, it is unchanged and runs
 # nothing again; delete it to run it again.
 #

@@ -113,15 +113,24 @@ manifests:
 	HELM="$(HELM)" metacontroller/generate.sh
 	$(HELM_DOCS)
 
-# helm lint asks no cluster (it only logs the chart's `fail` for a missing
-# Metacontroller API): capabilityChecks=false, as for any `helm template`
-# pipeline, so that the ServiceMonitor and PrometheusRule are linted too.
-# Then chart/README.md must be what helm-docs writes. helm-docs exits 0 on
-# a chart it cannot read or a template it cannot run (it logs a warning and
-# writes nothing, or half), so a warning fails too.
+# helm lint asks no cluster: capabilityChecks=false, as for any `helm
+# template` pipeline, so that the ServiceMonitor and PrometheusRule are
+# linted too; then as users run it, with no value set. helm lint only logs a
+# template's `fail` and exits 0, so each set of values is also rendered with
+# helm template, which fails on it, and a render that holds no object fails
+# too. Then chart/README.md must be what helm-docs writes. helm-docs exits 0
+# on a chart it cannot read or a template it cannot run (it logs a warning
+# and writes nothing, or half), so a warning fails too.
 chart-lint:
+	$(HELM) lint --strict chart
 	$(HELM) lint --strict chart --set capabilityChecks=false
 	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart --set capabilityChecks=false -f "$$f" || exit 1; done
+	for f in chart/values.yaml chart/ci/*-values.yaml; do \
+		out=$$($(HELM) template monocle-hook chart --set capabilityChecks=false -f "$$f") || exit 1; \
+		n=$$(printf '%s\n' "$$out" | grep -c '^kind: '); \
+		[ "$$n" -gt 0 ] || { echo "chart-lint: helm template -f $$f rendered no object" >&2; exit 1; }; \
+		echo "helm template -f $$f: $$n objects"; \
+	done
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	{ $(HELM_DOCS) --dry-run >"$$tmp/README.md" 2>"$$tmp/log"; status=$$?; cat "$$tmp/log" >&2; } && \
 	if [ $$status -ne 0 ] || grep -q 'level=' "$$tmp/log"; then echo "helm-docs failed on chart/" >&2; exit 1; fi && \

@@ -7,6 +7,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY *.go ./
+# The sync request `monocle-hook test` (the chart's helm test) sends.
+COPY examples/sync-request.json ./examples/
 COPY api ./api
 COPY crd ./crd
 COPY hook ./hook

@@ -113,15 +113,24 @@ manifests:
 	HELM="$(HELM)" metacontroller/generate.sh
 	$(HELM_DOCS)
 
-# helm lint asks no cluster (it only logs the chart's `fail` for a missing
-# Metacontroller API): capabilityChecks=false, as for any `helm template`
-# pipeline, so that the ServiceMonitor and PrometheusRule are linted too.
-# Then chart/README.md must be what helm-docs writes. helm-docs exits 0 on
-# a chart it cannot read or a template it cannot run (it logs a warning and
-# writes nothing, or half), so a warning fails too.
+# helm lint asks no cluster: capabilityChecks=false, as for any `helm
+# template` pipeline, so that the ServiceMonitor and PrometheusRule are
+# linted too; then as users run it, with no value set. helm lint only logs a
+# template's `fail` and exits 0, so each set of values is also rendered with
+# helm template, which fails on it, and a render that holds no object fails
+# too. Then chart/README.md must be what helm-docs writes. helm-docs exits 0
+# on a chart it cannot read or a template it cannot run (it logs a warning
+# and writes nothing, or half), so a warning fails too.
 chart-lint:
+	$(HELM) lint --strict chart
 	$(HELM) lint --strict chart --set capabilityChecks=false
 	for f in chart/ci/*-values.yaml; do $(HELM) lint --strict chart --set capabilityChecks=false -f "$$f" || exit 1; done
+	for f in chart/values.yaml chart/ci/*-values.yaml; do \
+		out=$$($(HELM) template monocle-hook chart --set capabilityChecks=false -f "$$f") || exit 1; \
+		n=$$(printf '%s\n' "$$out" | grep -c '^kind: '); \
+		[ "$$n" -gt 0 ] || { echo "chart-lint: helm template -f $$f rendered no object" >&2; exit 1; }; \
+		echo "helm template -f $$f: $$n objects"; \
+	done
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	{ $(HELM_DOCS) --dry-run >"$$tmp/README.md" 2>"$$tmp/log"; status=$$?; cat "$$tmp/log" >&2; } && \
 	if [ $$status -ne 0 ] || grep -q 'level=' "$$tmp/log"; then echo "helm-docs failed on chart/" >&2; exit 1; fi && \
@@ -228,26 +237,61 @@ image-repro: image
 	echo "image-repro: same digest, same archive bytes"
 
 # Pushes the image to $(REGISTRY)/monocle-hook:$(VERSION) and the chart to
-# oci://$(REGISTRY)/charts (as $(REGISTRY)/charts/monocle-hook:$(CHART_VERSION)).
-# The pushed chart's default image is that repository, pinned to the pushed
-# digest. Credentials: docker's config (docker login, or
+# oci://$(REGISTRY)/charts (as $(REGISTRY)/charts/monocle-hook:$(CHART_VERSION)),
+# each signed with COSIGN_KEY, the image with its SBOM attested: CycloneDX,
+# the Go modules and standard library linked into the hook's binary, read
+# from its build info by cyclonedx-gomod (the first platform's binary: every
+# platform links the same modules). The pushed chart's default image is
+# that repository, pinned to the pushed digest, which is signed before the
+# chart is pushed (a push that fails on the way leaves an image tag
+# unsigned: run it again). Credentials: docker's config (docker login, or
 # `helm registry login`, which writes the same file's format to helm's).
-# HELM_PUSH_FLAGS=--plain-http for a registry without TLS.
+# HELM_PUSH_FLAGS=--plain-http and COSIGN_FLAGS=--allow-http-registry for a
+# registry without TLS.
+#
+# Signing is offline, with a key pair (keyless signing and the transparency
+# log need a network CI does not have): cosign v2.6.5 with --tlog-upload=false
+# (tools/release.sh builds it; v3 refuses that flag under its default signing
+# config, which it fetches over the network). COSIGN_KEY: the private key, a
+# file from `cosign generate-key-pair` or a KMS URI; COSIGN_PASSWORD, in the
+# environment, its password. There is no unsigned push: without a key, make
+# push stops before it builds or pushes anything. Verify as docs/support.md
+# says (e2e/registry_test.go runs its commands).
 REGISTRY ?=
 HELM_PUSH_FLAGS ?=
-push: registry-set image
+COSIGN_KEY ?=
+COSIGN_FLAGS ?=
+RELEASE_TOOLS = $(shell tools/release.sh)
+COSIGN_SIGN = $(RELEASE_TOOLS)/cosign sign --yes --key "$(COSIGN_KEY)" --tlog-upload=false $(COSIGN_FLAGS)
+push: registry-set cosign-key-set release-tools image
 	bin/image push -layout $(DIST)/oci -ref $(REGISTRY)/monocle-hook:$(VERSION)
+	$(RELEASE_TOOLS)/cyclonedx-gomod bin -json -std -version v$(VERSION) -output $(DIST)/monocle-hook-$(VERSION).cdx.json \
+		$(DIST)/bin/$(subst /,_,$(firstword $(PLATFORMS)))/monocle-hook
+	$(COSIGN_SIGN) $(REGISTRY)/monocle-hook@$$(cat $(DIST)/monocle-hook-$(VERSION).digest)
+	$(RELEASE_TOOLS)/cosign attest --yes --key "$(COSIGN_KEY)" --tlog-upload=false $(COSIGN_FLAGS) \
+		--type cyclonedx --predicate $(DIST)/monocle-hook-$(VERSION).cdx.json \
+		$(REGISTRY)/monocle-hook@$$(cat $(DIST)/monocle-hook-$(VERSION).digest)
 	rm -rf $(DIST)/chart && cp -R chart $(DIST)/chart
 	sed -i -e 's|^  repository: ghcr.io/change-metrics/monocle-hook$$|  repository: $(REGISTRY)/monocle-hook|' \
 		-e 's|^  digest: ""$$|  digest: "'"$$(cat $(DIST)/monocle-hook-$(VERSION).digest)"'"|' $(DIST)/chart/values.yaml
 	grep -q '^  repository: $(REGISTRY)/monocle-hook$$' $(DIST)/chart/values.yaml
 	grep -q '^  digest: "sha256:' $(DIST)/chart/values.yaml
 	$(HELM) package $(DIST)/chart -d $(DIST)
-	$(HELM) push $(DIST)/monocle-hook-$(CHART_VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS)
+	$(HELM) push $(DIST)/monocle-hook-$(CHART_VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS) >$(DIST)/chart-push.log 2>&1; \
+	status=$$?; cat $(DIST)/chart-push.log; exit $$status
+	digest=$$(sed -n 's/^Digest: \(sha256:[0-9a-f]\{64\}\)$$/\1/p' $(DIST)/chart-push.log); \
+	if [ -z "$$digest" ]; then echo "make push: helm push printed no chart digest to sign" >&2; exit 1; fi; \
+	$(COSIGN_SIGN) $(REGISTRY)/charts/monocle-hook@$$digest
 
-.PHONY: registry-set
+.PHONY: registry-set cosign-key-set release-tools
 registry-set:
 	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
+cosign-key-set:
+	@test -n "$(COSIGN_KEY)" || { echo "make push signs what it pushes: set COSIGN_KEY to the private key (a file from cosign generate-key-pair, or a KMS URI) and COSIGN_PASSWORD to its password; there is no unsigned push" >&2; exit 1; }
+# cosign and cyclonedx-gomod, built once into ~/.cache/monocle-hook (cold:
+# 857 s and 94 s here, on 2 cores shared with tools/assets.sh's build).
+release-tools:
+	tools/release.sh >/dev/null
 
 # For Docker users: the Dockerfile builds the same binary onto the same
 # empty base (the digest differs: Docker writes its own layer tar).

@@ -39,8 +39,13 @@ func TestDockerBuildContext(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := strings.Split(dir, string(filepath.Separator))[0]
-		if top == "." {
-			continue // main: COPY *.go
+		if top == "." { // main: COPY *.go, and each file it embeds
+			for _, f := range fields[1:] {
+				if !copied[f] || !slices.Contains(included, "!"+f) {
+					t.Errorf("main embeds %s, which the Dockerfile does not copy (COPY %s ./%s) or .dockerignore leaves out (add !%s)", f, f, filepath.Dir(f)+"/", f)
+				}
+			}
+			continue
 		}
 		if !copied[top] {
 			t.Errorf("the binary links %s, which the Dockerfile does not copy (COPY %s ./%s)", dir, top, top)

@@ -62,6 +62,9 @@ Usage:
                                        wipe-crawler-data, set-crawler-commit-date) for the Monocle N
                                        (objects.yaml: kubectl -n NS get deployments,configmaps
                                        -l app.kubernetes.io/instance=N -o yaml)
+  monocle-hook test --url URL [--ca-bundle PEM]
+                                       send a recorded sync request to the hook at URL and check its
+                                       answer (the chart's helm test runs it)
   monocle-hook --version               print the version, the commit and the Go version (or: version)
   monocle-hook --help                  print this (or: help; each subcommand has its --help)
 
@@ -112,6 +115,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit(snapshot.RunSnapshot(ctx, rest, usageOut, time.Now))
 	case "restore":
 		return exit(snapshot.RunRestore(ctx, rest, usageOut))
+	case "test":
+		return exit(testHook(ctx, rest, stdout, stderr))
 	}
 	return exitCode(stderr, "monocle-hook", serve(ctx, args, stderr, nil))
 }

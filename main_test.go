@@ -360,6 +360,8 @@ func TestBinaryHelpAndVersion(t *testing.T) {
 		"restore, wrong flag":            {args: []string{"restore", "--nope"}, code: 2, stderr: "Usage: monocle-hook restore"},
 		"restore-job --help":             {args: []string{"restore-job", "--help"}, stdout: []string{"Usage: monocle-hook restore-job"}},
 		"restore-job, extra":             {args: []string{"restore-job", "--monocle", "m", "x"}, code: 2, stderr: "unexpected arguments"},
+		"test --help":                    {args: []string{"test", "--help"}, stdout: []string{"Usage: monocle-hook test", "-ca-bundle", "-url"}},
+		"test, no --url":                 {args: []string{"test"}, code: 2, stderr: "--url is required"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

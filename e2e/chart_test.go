@@ -157,10 +157,12 @@ func TestChartRender(t *testing.T) {
 			objs := renderChart(t, ns, set.renderArgs(t)...)
 			checkChartRender(t, objs, values, ns, set.apiVersions)
 			checkChartExtras(t, objs, values)
+			testPod := renderTestPod(t, ns, set.renderArgs(t)...)
+			checkTestPod(t, testPod, objs, values)
 			if set.renderOnly {
 				return
 			}
-			dryRunChart(t, objs, values, ns)
+			dryRunChart(t, objs, values, ns, testPod)
 		})
 	}
 }
@@ -243,7 +245,9 @@ func TestChartInstall(t *testing.T) {
 }
 
 // TestChartRejectsBadValues: the schema and the templates' checks fail a
-// render with a message that names the culprit.
+// render with a message that names the culprit, and helm lint --strict
+// with the same values (whose own fail only logs: the chart's
+// "monocle-hook.fail" makes it an error lint reports).
 func TestChartRejectsBadValues(t *testing.T) {
 	const schema = "values don't meet the specifications of the schema"
 	for _, tc := range []struct {
@@ -285,14 +289,53 @@ func TestChartRejectsBadValues(t *testing.T) {
 					t.Errorf("error does not say %q:\n%v", want, err)
 				}
 			}
+			out, err = runHelm(t, append([]string{"lint", "--strict", chartDir}, tc.args...)...)
+			if err == nil {
+				t.Fatalf("helm lint --strict %v passed; want it to fail:\n%s", tc.args, out)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("helm lint's error does not say %q:\n%v", want, err)
+				}
+			}
 		})
+	}
+}
+
+// TestChartLintAsUsersRunIt: `helm lint --strict chart`, with no value set
+// and no cluster, renders every template and lints it (the Metacontroller
+// check only logs under lint: it asks the cluster, which lint has not): it
+// passes on the chart, and fails on a copy whose template renders bad YAML.
+func TestChartLintAsUsersRunIt(t *testing.T) {
+	if out, err := runHelm(t, "lint", "--strict", chartDir); err != nil || !strings.Contains(out, "1 chart(s) linted, 0 chart(s) failed") {
+		t.Fatalf("helm lint --strict chart: %v\n%s", err, out)
+	}
+	broken := filepath.Join(t.TempDir(), "monocle-hook")
+	if out, err := exec.Command("cp", "-r", chartDir, broken).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	for _, template := range []string{"deployment.yaml", "compositecontroller.yaml", testPodTemplate[len("templates/"):]} {
+		path := filepath.Join(broken, "templates", template)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, "\n  broken: : yaml\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runHelm(t, "lint", "--strict", broken)
+		if err == nil || !strings.Contains(out, "[ERROR] templates/"+template) {
+			t.Errorf("helm lint --strict of a chart whose %s renders bad YAML: %v\n%s; want that template's error", template, err, out)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
 // TestChartCapabilityChecks: without Metacontroller's API the chart stops
 // with one line saying how to install it; capabilityChecks=false renders
-// anyway (helm template pipelines). (helm lint never fails on `fail`: it
-// logs the message.)
+// anyway (helm template pipelines).
 func TestChartCapabilityChecks(t *testing.T) {
 	base := []string{"template", chartRelease, chartDir, "--namespace", "ns"}
 	_, err := runHelm(t, base...) // no cluster: no Metacontroller
@@ -330,9 +373,10 @@ func TestChartCapabilityChecks(t *testing.T) {
 // and its Artifact Hub annotations name the images that run.
 func TestChartMetadata(t *testing.T) {
 	meta := chartMetadata(t)
-	// The preStop sleep action is on by default since Kubernetes 1.30.
-	if got := valStr(meta, "kubeVersion"); got != ">=1.30.0-0" {
-		t.Errorf("kubeVersion %q, want >=1.30.0-0", got)
+	// The oldest version tested (TestSupportPolicy), which has everything
+	// the templates use (the preStop sleep action: on by default since 1.30).
+	if got := valStr(meta, "kubeVersion"); got != ">=1.37.0-0" {
+		t.Errorf("kubeVersion %q, want >=1.37.0-0", got)
 	}
 	annotations, _ := meta["annotations"].(map[string]any)
 	if annotations["artifacthub.io/license"] != "Apache-2.0" {
@@ -817,13 +861,21 @@ func checkChartExtras(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		"app.kubernetes.io/instance": chartRelease,
 	}}
 	if np := chartObject(objs, "NetworkPolicy"); np != nil {
-		// Metacontroller and the scrapers may connect to the hook's port;
-		// the hook may connect nowhere.
+		// Metacontroller, the scrapers and the release's helm test Pod
+		// may connect to the hook's port; the hook may connect nowhere.
 		peers := append(slices.Clone(valGet(v, "networkPolicy.metacontrollerPeers").([]any)), valGet(v, "networkPolicy.metricsScraperPeers").([]any)...)
+		port := []any{map[string]any{"port": "http", "protocol": "TCP"}}
+		testPod := map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{
+			"app.kubernetes.io/name":     cmp.Or(valStr(v, "nameOverride"), "monocle-hook") + "-test",
+			"app.kubernetes.io/instance": chartRelease,
+		}}}
 		want := map[string]any{
 			"podSelector": selector,
 			"policyTypes": []any{"Ingress", "Egress"},
-			"ingress":     []any{map[string]any{"from": peers, "ports": []any{map[string]any{"port": "http", "protocol": "TCP"}}}},
+			"ingress": []any{
+				map[string]any{"from": peers, "ports": port},
+				map[string]any{"from": []any{testPod}, "ports": port},
+			},
 		}
 		var gotSpec, wantSpec networkingv1.NetworkPolicySpec
 		viaJSON(t, want, &wantSpec)
@@ -905,9 +957,9 @@ func jsonRoundTrip(t *testing.T, v any) any {
 
 // dryRunChart has the API server validate every object (server-side dry
 // run, strict field validation, any warning is a failure), then a Pod made
-// from the Deployment's template, which the namespace's restricted Pod
-// Security level admits or rejects.
-func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string) {
+// from the Deployment's template and the helm test Pod, which the
+// namespace's restricted Pod Security level admits or rejects.
+func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]any, ns string, testPod *corev1.Pod) {
 	t.Helper()
 	ctx := context.Background()
 	c, warnings := chartWarningClient(t)
@@ -947,6 +999,12 @@ func dryRunChart(t *testing.T, objs []*unstructured.Unstructured, v map[string]a
 	}
 	if w := warnings.take(); len(w) > 0 {
 		t.Errorf("dry-run create of the hook's Pod: warnings %q", w)
+	}
+	if err := c.Create(ctx, testPod.DeepCopy(), client.DryRunAll, client.FieldValidation("Strict")); err != nil {
+		t.Errorf("the helm test Pod is not admitted in a restricted namespace: %v", err)
+	}
+	if w := warnings.take(); len(w) > 0 {
+		t.Errorf("dry-run create of the helm test Pod: warnings %q", w)
 	}
 }
 
@@ -1038,11 +1096,12 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 }
 
 // renderChart runs helm template for the release in namespace ns, for a
-// cluster that serves Metacontroller's API (as the test API server does).
+// cluster that serves Metacontroller's API (as the test API server does):
+// what helm install creates, so without the helm test Pod (renderTestPod).
 func renderChart(t *testing.T, ns string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	start := time.Now()
-	out, err := runHelm(t, append([]string{"template", chartRelease, chartDir, "--namespace", ns, "--api-versions", apiCompositeController}, args...)...)
+	out, err := runHelm(t, append([]string{"template", chartRelease, chartDir, "--namespace", ns, "--api-versions", apiCompositeController, "--skip-tests"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,15 +43,35 @@ func TestPushAndInstallFromRegistry(t *testing.T) {
 	version, chartVersion := valStr(meta, "appVersion"), valStr(meta, "version")
 	dist := t.TempDir()
 
-	// The Makefile's own targets, as `make push REGISTRY=...` runs them.
+	// No unsigned push: without a key, make push stops before it pushes.
+	make := exec.Command("make", "-C", "..", "push", "REGISTRY="+reg, "DIST="+dist, "HELM="+helmBin(t))
+	make.Env = append(helmEnv(t), "COSIGN_KEY=")
+	if out, err := make.CombinedOutput(); err == nil || !strings.Contains(string(out), "there is no unsigned push") {
+		t.Fatalf("make push without COSIGN_KEY: %v\n%s; want it refused", err, out)
+	}
+	registryName, err := name.NewRegistry(host, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repos, err := remote.Catalog(t.Context(), registryName); err != nil || len(repos) > 0 {
+		t.Fatalf("make push without COSIGN_KEY: the registry holds %v (%v), want nothing", repos, err)
+	}
+
+	// The Makefile's own targets, as `make push REGISTRY=... COSIGN_KEY=...`
+	// runs them, with a key pair made here; another one's public key must
+	// verify nothing.
+	cosign := releaseTools(t) + "/cosign"
+	keys, otherKeys := t.TempDir(), t.TempDir()
+	cosignKeyPair(t, cosign, keys, "e2e password")
+	cosignKeyPair(t, cosign, otherKeys, "other password")
 	start := time.Now()
-	make := exec.Command("make", "-C", "..", "push", "REGISTRY="+reg, "DIST="+dist,
-		"HELM="+helmBin(t), "HELM_PUSH_FLAGS=--plain-http")
-	make.Env = helmEnv(t)
+	make = exec.Command("make", "-C", "..", "push", "REGISTRY="+reg, "DIST="+dist,
+		"HELM="+helmBin(t), "HELM_PUSH_FLAGS=--plain-http", "COSIGN_KEY="+filepath.Join(keys, "cosign.key"), "COSIGN_FLAGS=--allow-http-registry")
+	make.Env = append(helmEnv(t), "COSIGN_PASSWORD=e2e password")
 	if out, err := make.CombinedOutput(); err != nil {
 		t.Fatalf("make push: %v\n%s", err, out)
 	}
-	t.Logf("make push (image for 2 platforms, chart): %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("make push (image for 2 platforms, chart, both signed, the image's SBOM attested): %s", time.Since(start).Round(time.Millisecond))
 	built, err := os.ReadFile(filepath.Join(dist, "monocle-hook-"+version+".digest"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +150,7 @@ func TestPushAndInstallFromRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBinaryVersion(t, bin, version, commit)
+	verifyAsDocumented(t, cosign, keys, otherKeys, reg, version, chartVersion, digest, binary)
 
 	// The chart, pulled back and installed on the real API server: its
 	// default image is the one pushed, by tag and digest.
@@ -159,6 +180,8 @@ func TestPushAndInstallFromRegistry(t *testing.T) {
 	if got, want := dep.Spec.Template.Spec.Containers[0].Image, reg+"/monocle-hook:"+version+"@"+digest; got != want {
 		t.Errorf("the installed Deployment runs %s, want %s", got, want)
 	}
+
+	helmTestAsInstalled(t, ns, kubeconfig, bin)
 
 	upgradeAsDocumented(t, reg, ns, kubeconfig, chartVersion, out)
 }

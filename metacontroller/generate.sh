@@ -16,7 +16,7 @@ release=monocle-hook
 namespace=monocle-hook
 
 # No cluster is asked: capabilityChecks=false (the output is the same).
-rendered=$("$helm" template "$release" "$root/chart" --namespace "$namespace" --set capabilityChecks=false)
+rendered=$("$helm" template "$release" "$root/chart" --namespace "$namespace" --set capabilityChecks=false --skip-tests)
 
 # Helm's ownership metadata on each object, as Helm writes it on install, so
 # that `helm install monocle-hook ./chart -n monocle-hook` adopts objects

@@ -42,6 +42,15 @@ app.kubernetes.io/name: {{ include "monocle-hook.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The helm test Pod's labels, which the NetworkPolicy admits: not the hook's
+selector labels (the Service would send it syncs).
+*/}}
+{{- define "monocle-hook.testLabels" -}}
+app.kubernetes.io/name: {{ include "monocle-hook.name" . }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
 {{/* The hook's image: repository, then :tag (appVersion by default), then @digest if set. */}}
 {{- define "monocle-hook.image" -}}
 {{- $ref := printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
@@ -89,19 +98,33 @@ render fails early.
 */}}
 {{- define "monocle-hook.validate" -}}
 {{- if and .Values.tls.caBundle (not .Values.tls.secretName) }}
-{{- fail "tls.caBundle is set but tls.secretName is not: the hook only serves TLS with a certificate (tls.secretName)" }}
+{{- include "monocle-hook.fail" "tls.caBundle is set but tls.secretName is not: the hook only serves TLS with a certificate (tls.secretName)" }}
 {{- end }}
 {{- $drain := add .Values.preStopSleepSeconds .Values.shutdownTimeoutSeconds }}
 {{- if le (int .Values.terminationGracePeriodSeconds) (int $drain) }}
-{{- fail (printf "terminationGracePeriodSeconds (%v) must be more than preStopSleepSeconds + shutdownTimeoutSeconds (%v): the kubelet would kill the hook while in-flight syncs finish" .Values.terminationGracePeriodSeconds $drain) }}
+{{- include "monocle-hook.fail" (printf "terminationGracePeriodSeconds (%v) must be more than preStopSleepSeconds + shutdownTimeoutSeconds (%v): the kubelet would kill the hook while in-flight syncs finish" .Values.terminationGracePeriodSeconds $drain) }}
 {{- end }}
 {{- include "monocle-hook.checkMetacontroller" . }}
 {{- end }}
 
 {{/*
+fail for values no render may take, under helm lint too. helm lint's fail
+only logs the message (as INFO) and returns, and lint then passes: an
+include of a template that does not exist (named by the message) is an error
+lint reports, and fails on. Under helm template and install, fail stops
+first, with the message alone.
+*/}}
+{{- define "monocle-hook.fail" -}}
+{{- fail . }}
+{{- include (printf "values refused: %s" .) . }}
+{{- end }}
+
+{{/*
 Without Metacontroller's API the CompositeController cannot be created:
 stop before anything is, with one line that says what to do. Helm has
-already installed crds/ (the Monocle CRD) by then; that is harmless.
+already installed crds/ (the Monocle CRD) by then; that is harmless. A
+plain fail: helm lint asks no cluster, so under lint the message is logged
+(INFO, with --debug) and everything renders, to be linted as installed.
 */}}
 {{- define "monocle-hook.checkMetacontroller" -}}
 {{- if and .Values.capabilityChecks (not (.Capabilities.APIVersions.Has "metacontroller.k8s.io/v1alpha1/CompositeController")) }}

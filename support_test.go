@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The support policy (docs/support.md) says which versions a release is
+// tested on; the chart's kubeVersion says which clusters Helm installs it on;
+// the build scripts say which versions the tests really run. They must say
+// the same: a kubeVersion wider than what the tests run, or a table that
+// names a version no test builds, is a promise nobody checked.
+func TestSupportPolicy(t *testing.T) {
+	policy := readFile(t, "docs/support.md")
+	row := func(component string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^\| ` + component + ` \| ([^|]+) \|`).FindStringSubmatch(policy)
+		if m == nil {
+			t.Fatalf("docs/support.md: no row for %s in the table of versions tested", component)
+		}
+		return strings.TrimSpace(m[1])
+	}
+	assets := readFile(t, "tools/assets.sh")
+	pinned := func(variable string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + variable + `=(v[0-9.]+)`).FindStringSubmatch(assets)
+		if m == nil {
+			t.Fatalf("tools/assets.sh sets no %s", variable)
+		}
+		return m[1]
+	}
+
+	// Kubernetes: the one kube-apiserver the e2e suite runs (tools/assets.sh
+	// builds it from tools/kube's module), its minor in the table, and the
+	// chart's kubeVersion starting there.
+	k8s := pinned("K8S_VERSION")
+	if kube := readFile(t, "tools/kube/go.mod"); !regexp.MustCompile(`(?m)^\tk8s\.io/kubernetes ` + regexp.QuoteMeta(k8s) + `$`).MatchString(kube) {
+		t.Errorf("tools/kube/go.mod does not require k8s.io/kubernetes %s, the version tools/assets.sh names", k8s)
+	}
+	minor := regexp.MustCompile(`^v(\d+\.\d+)\.\d+$`).FindStringSubmatch(k8s)
+	if minor == nil {
+		t.Fatalf("K8S_VERSION %q is not vX.Y.Z", k8s)
+	}
+	if got, want := row("Kubernetes"), fmt.Sprintf("%s (%s)", minor[1], k8s); got != want {
+		t.Errorf("docs/support.md tests Kubernetes %q; the e2e suite runs %q", got, want)
+	}
+	var chart struct {
+		Version     string `json:"version"`
+		KubeVersion string `json:"kubeVersion"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "chart/Chart.yaml")), &chart); err != nil {
+		t.Fatal(err)
+	}
+	if want := ">=" + minor[1] + ".0-0"; chart.KubeVersion != want {
+		t.Errorf("chart/Chart.yaml: kubeVersion %q; the oldest Kubernetes tested is %s: want %q", chart.KubeVersion, k8s, want)
+	}
+	if want := "`kubeVersion: \"" + chart.KubeVersion + "\"`"; !strings.Contains(policy, want) {
+		t.Errorf("docs/support.md does not quote the chart's %s", want)
+	}
+
+	// Metacontroller: the tag whose chart `make e2e` installs, the CRDs the
+	// e2e suite installs.
+	mc := row("Metacontroller")
+	if !strings.Contains(readFile(t, "Makefile"), "archive "+mc+" deploy/helm/metacontroller") {
+		t.Errorf("docs/support.md tests Metacontroller %q; the Makefile's e2e target reads another tag's chart", mc)
+	}
+	if crds := readFile(t, "e2e/testdata/metacontroller-crds-v1.yaml"); !strings.HasPrefix(crds, "# Metacontroller "+mc+"'s CRDs") {
+		t.Errorf("docs/support.md tests Metacontroller %q; e2e/testdata/metacontroller-crds-v1.yaml holds another version's CRDs", mc)
+	}
+
+	// Helm: the one tools/assets.sh builds.
+	if got, want := row("Helm"), pinned("HELM_VERSION"); got != want {
+		t.Errorf("docs/support.md tests Helm %q; tools/assets.sh builds %q", got, want)
+	}
+
+	// The changelog has the section every change adds to, and one for the
+	// chart's version.
+	changelog := readFile(t, "CHANGELOG.md")
+	for _, heading := range []string{"## [Unreleased]\n", "## [" + chart.Version + "] - "} {
+		if !strings.Contains(changelog, heading) {
+			t.Errorf("CHANGELOG.md has no heading %q", strings.TrimSpace(heading))
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

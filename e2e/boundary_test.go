@@ -81,7 +81,7 @@ func TestForgedLastAppliedStaysInItsNamespace(t *testing.T) {
 						t.Errorf("%s %s/%s: %v, want not found", kind, victim, name, err)
 					}
 				}
-				if c := condition(d.monocle("m"), "SpecApplied"); c["reason"] != reason {
+				if c := conditionOf(d.monocle("m"), "SpecApplied"); c["reason"] != reason {
 					t.Errorf("SpecApplied = %v, want %s", c, reason)
 				}
 			})

@@ -88,7 +88,7 @@ func TestRefusedConfigTouchesNothing(t *testing.T) {
 				if !maps.Equal(before, after) {
 					t.Errorf("a refused config moved resourceVersions:\nbefore %v\nafter  %v", before, after)
 				}
-				c := condition(d.monocle("m"), "SpecApplied")
+				c := conditionOf(d.monocle("m"), "SpecApplied")
 				if c["reason"] != "ConfigInvalid" || !strings.Contains(c["message"].(string), `workspaces[0].name: "my team"`) {
 					t.Errorf("SpecApplied %v", c)
 				}
@@ -98,7 +98,7 @@ func TestRefusedConfigTouchesNothing(t *testing.T) {
 				if got := mountedConfig(d.get("Deployment.apps/v1", "m-api")); got == mount {
 					t.Errorf("the fixed config is not mounted: still %s", got)
 				}
-				if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
+				if c := conditionOf(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
 					t.Errorf("fixed: SpecApplied %v", c)
 				}
 			})
@@ -189,7 +189,7 @@ func TestConfigSizeBoundOnTheServer(t *testing.T) {
 	d := newDriver(t, restrictedNamespace(t))
 	d.createMonocle("m", map[string]any{"config": config})
 	d.converge("m")
-	if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
+	if c := conditionOf(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
 		t.Fatalf("SpecApplied %v", c)
 	}
 	mounted := d.get("ConfigMap.v1", mountedConfig(d.get("Deployment.apps/v1", "m-api")))

@@ -108,7 +108,7 @@ func TestStorageGrowthAsDesigned(t *testing.T) {
 	// Grow: a condition carries the command.
 	d.setSpec("m", map[string]any{"elasticsearch": map[string]any{"storageSize": "2Gi", "storageClassName": class}})
 	d.sync("m")
-	c := condition(d.monocle("m"), "SpecApplied")
+	c := conditionOf(d.monocle("m"), "SpecApplied")
 	msg, _ := c["message"].(string)
 	_, command, found := strings.Cut(msg, "run: ")
 	if c["reason"] != "VolumeExpansionRequired" || !found {
@@ -121,7 +121,7 @@ func TestStorageGrowthAsDesigned(t *testing.T) {
 	t.Logf("running: %s", command)
 	shell(t, adminKubeconfig(t, "e2e-admin"), command)
 	d.sync("m")
-	if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
+	if c := conditionOf(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
 		t.Fatalf("after the expansion, SpecApplied = %v", c)
 	}
 	storage, _, _ := unstructured.NestedStringMap(d.monocle("m").Object, "status", "storage")
@@ -144,7 +144,7 @@ func TestStorageGrowthAsDesigned(t *testing.T) {
 	if r := d.sync("m"); r.changed() {
 		t.Fatalf("a shrink changed %v %v %v", r.created, r.updated, r.deleted)
 	}
-	if c := condition(d.monocle("m"), "SpecApplied"); c["reason"] != "StorageShrinkRefused" {
+	if c := conditionOf(d.monocle("m"), "SpecApplied"); c["reason"] != "StorageShrinkRefused" {
 		t.Fatalf("SpecApplied = %v", c)
 	}
 	if after := d.resourceVersions("m"); !slicesEqualMaps(before, after) {

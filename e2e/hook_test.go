@@ -58,7 +58,7 @@ func (d *driver) markReady(key, name string) {
 	}
 }
 
-func condition(m *unstructured.Unstructured, typ string) map[string]any {
+func conditionOf(m *unstructured.Unstructured, typ string) map[string]any {
 	conds, _, _ := unstructured.NestedSlice(m.Object, "status", "conditions")
 	for _, c := range conds {
 		if c := c.(map[string]any); c["type"] == typ {
@@ -105,7 +105,7 @@ func TestConvergesAndStaysStill(t *testing.T) {
 				t.Fatalf("jobs %v", got)
 			}
 			m := d.monocle("m")
-			if c := condition(m, "Ready"); c["status"] != "True" {
+			if c := conditionOf(m, "Ready"); c["status"] != "True" {
 				t.Errorf("Ready = %v", c)
 			}
 			d.steady("m")
@@ -248,7 +248,7 @@ func TestInvalidSpecTouchesNothing(t *testing.T) {
 			if after := d.resourceVersions("m"); !slicesEqualMaps(before, after) {
 				t.Fatalf("resourceVersions moved:\nbefore %v\nafter  %v", before, after)
 			}
-			c := condition(d.monocle("m"), "SpecApplied")
+			c := conditionOf(d.monocle("m"), "SpecApplied")
 			if c["status"] != "False" || c["reason"] != "InvalidSpec" || !strings.Contains(c["message"].(string), "spec.elasticsearch.heap") {
 				t.Errorf("SpecApplied = %v", c)
 			}
@@ -310,7 +310,7 @@ func TestExamplesChildrenAreRestricted(t *testing.T) {
 			}
 			// Every example runs Monocle: its config passes the check.
 			if n := len(d.children(d.monocle(name).GetUID())["Deployment.apps/v1"]); n < 1 {
-				t.Errorf("no Deployment: SpecApplied %v", condition(d.monocle(name), "SpecApplied"))
+				t.Errorf("no Deployment: SpecApplied %v", conditionOf(d.monocle(name), "SpecApplied"))
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -46,7 +47,7 @@ func TestLargestMonocleConverges(t *testing.T) {
 		d.sync(name)
 		d.markReady("Deployment.apps/v1", name+"-api")
 		d.converge(name)
-		c := condition(d.monocle(name), hook.ConditionSpecApplied)
+		c := conditionOf(d.monocle(name), condition.ConditionSpecApplied)
 		if c["status"] != "True" {
 			t.Fatalf("%s: SpecApplied %v %v: %.300v", name, c["status"], c["reason"], c["message"])
 		}
@@ -88,8 +89,8 @@ func TestSpecStoredBeforeTheBoundsHoldsChildren(t *testing.T) {
 
 		d.storedSpec = map[string]any{"nodeSelector": map[string]any{"disk": "fast ssd"}}
 		d.steady("m")
-		c := condition(d.monocle("m"), hook.ConditionSpecApplied)
-		if c["status"] != "False" || c["reason"] != hook.ReasonInvalidSpec || !strings.Contains(c["message"].(string), "spec.nodeSelector[disk]") {
+		c := conditionOf(d.monocle("m"), condition.ConditionSpecApplied)
+		if c["status"] != "False" || c["reason"] != condition.ReasonInvalidSpec || !strings.Contains(c["message"].(string), "spec.nodeSelector[disk]") {
 			t.Errorf("ssa %v: SpecApplied %v %v %q, want False InvalidSpec naming spec.nodeSelector[disk]", ssa, c["status"], c["reason"], c["message"])
 		}
 		if after := d.resourceVersions("m"); !reflect.DeepEqual(before, after) {

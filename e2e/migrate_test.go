@@ -108,7 +108,7 @@ func TestMigrateFromSeedOperator(t *testing.T) {
 	if err := k8sClient.Get(ctx, clientKey(ns, "update-idents-job"), &batchv1.Job{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the seed's Job: %v", err)
 	}
-	if c := condition(d.monocle("monocle-sample"), "SpecApplied"); c["status"] != "True" {
+	if c := conditionOf(d.monocle("monocle-sample"), "SpecApplied"); c["status"] != "True" {
 		t.Errorf("SpecApplied %v", c)
 	}
 }

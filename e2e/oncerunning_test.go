@@ -34,7 +34,7 @@ func TestCrawlerWaitsForItsToken(t *testing.T) {
 	if _, ok := d.children(d.monocle("m").GetUID())["Deployment.apps/v1"]["m-crawler"]; ok {
 		t.Fatal("a crawler was made without its token")
 	}
-	c := condition(d.monocle("m"), "SpecApplied")
+	c := conditionOf(d.monocle("m"), "SpecApplied")
 	msg, _ := c["message"].(string)
 	_, command, found := strings.Cut(msg, "./token-1) and run ")
 	if c["reason"] != "CrawlerTokenMissing" || !found || !strings.Contains(msg, "GITHUB_TOKEN") {
@@ -81,7 +81,7 @@ func TestCrawlerWaitsForItsToken(t *testing.T) {
 	if got := d.get("Deployment.apps/v1", "m-api").GetGeneration(); got != apiGeneration+1 {
 		t.Errorf("the API's generation went from %d to %d: want one roll", apiGeneration, got)
 	}
-	if c := condition(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
+	if c := conditionOf(d.monocle("m"), "SpecApplied"); c["status"] != "True" {
 		t.Errorf("SpecApplied = %v", c)
 	}
 }
@@ -115,7 +115,7 @@ func TestShortLoginKeyHoldsTheAPI(t *testing.T) {
 			t.Fatalf("%s was rolled onto a short key", w.GetName())
 		}
 	}
-	c := condition(d.monocle("k"), "SpecApplied")
+	c := conditionOf(d.monocle("k"), "SpecApplied")
 	msg, _ := c["message"].(string)
 	_, command, found := strings.Cut(msg, "the hook generates: ")
 	if c["reason"] != "LoginKeyTooShort" || !found || strings.Contains(msg, "too-short") || !strings.Contains(msg, `Secret "tokens"`) {
@@ -134,7 +134,7 @@ func TestShortLoginKeyHoldsTheAPI(t *testing.T) {
 	if got := d.get("Deployment.apps/v1", "k-api"); got.GetGeneration() != api.GetGeneration()+1 || podAnnotation(got, hash) == podAnnotation(api, hash) {
 		t.Errorf("the API's generation went from %d to %d: want one roll, onto the generated key", api.GetGeneration(), got.GetGeneration())
 	}
-	if c := condition(d.monocle("k"), "SpecApplied"); c["status"] != "True" {
+	if c := conditionOf(d.monocle("k"), "SpecApplied"); c["status"] != "True" {
 		t.Errorf("SpecApplied = %v", c)
 	}
 }

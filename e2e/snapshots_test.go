@@ -54,7 +54,7 @@ func TestSnapshotsOnForAnExistingMonocle(t *testing.T) {
 			var steps []string
 			for i := 1; ; i++ {
 				r := d.sync("m")
-				progressing := condition(d.monocle("m"), "Progressing")
+				progressing := conditionOf(d.monocle("m"), "Progressing")
 				steps = append(steps, strings.Join(slices.Concat(prefixed("created ", r.created), prefixed("updated ", r.updated), prefixed("deleted ", r.deleted),
 					[]string{"Progressing " + progressing["reason"].(string)}), ", "))
 				if !r.changed() {
@@ -124,10 +124,10 @@ func TestSnapshotsOnForAnExistingMonocle(t *testing.T) {
 				t.Errorf("warnings: %v", warnings.messages)
 			}
 			m := d.monocle("m")
-			if c := condition(m, "SnapshotsHealthy"); c["status"] != "Unknown" || c["reason"] != "NoRunDueYet" {
+			if c := conditionOf(m, "SnapshotsHealthy"); c["status"] != "Unknown" || c["reason"] != "NoRunDueYet" {
 				t.Errorf("SnapshotsHealthy %v", c)
 			}
-			if c := condition(m, "SpecApplied"); c["status"] != "True" {
+			if c := conditionOf(m, "SpecApplied"); c["status"] != "True" {
 				t.Errorf("SpecApplied %v", c)
 			}
 
@@ -182,7 +182,7 @@ func TestSnapshotsOnAndOff(t *testing.T) {
 	if got := d.get("StatefulSet.apps/v1", "m-elastic").GetResourceVersion(); got != sts {
 		t.Error("turning snapshots off touched the StatefulSet")
 	}
-	if c := condition(d.monocle("m"), "SnapshotsHealthy"); c["reason"] != "SnapshotsOff" {
+	if c := conditionOf(d.monocle("m"), "SnapshotsHealthy"); c["reason"] != "SnapshotsOff" {
 		t.Errorf("SnapshotsHealthy %v", c)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
 
@@ -81,7 +82,7 @@ func TestSpecValuesTheAPIServerRefuses(t *testing.T) {
 		d := *d
 		d.t = t
 		parent, answer := localSync(&d, validityBase())
-		if c := answerCondition(answer, hook.ConditionSpecApplied); c["status"] != "True" {
+		if c := answerCondition(answer, condition.ConditionSpecApplied); c["status"] != "True" {
 			t.Fatalf("SpecApplied %v", c)
 		}
 		var sts, deployments, cronJobs, ingresses int
@@ -284,13 +285,13 @@ func TestSpecValuesTheAPIServerRefuses(t *testing.T) {
 
 			// The hook, given this spec and no children.
 			parent, answer := localSync(&d, spec)
-			c := answerCondition(answer, hook.ConditionSpecApplied)
+			c := answerCondition(answer, condition.ConditionSpecApplied)
 			msg, _ := c["message"].(string)
 			maxMessage := cmp.Or(tc.maxMessage, 32768)
 			if len(msg) > maxMessage {
 				t.Errorf("SpecApplied's message is %d characters, want at most %d: %s", len(msg), maxMessage, clip(msg))
 			}
-			hookRefused := c["status"] == "False" && c["reason"] == hook.ReasonInvalidSpec && strings.Contains(msg, tc.field)
+			hookRefused := c["status"] == "False" && c["reason"] == condition.ReasonInvalidSpec && strings.Contains(msg, tc.field)
 			if hookRefused {
 				t.Logf("the hook refuses it: %s", clip(msg))
 				// With no children observed there is nothing to hold; if it
@@ -305,7 +306,7 @@ func TestSpecValuesTheAPIServerRefuses(t *testing.T) {
 				t.Logf("the hook does not refuse it (SpecApplied %s), and the API server accepts every child: %v", clipCondition(c), childNames(answer))
 			}
 			if tc.refused && !hookRefused {
-				t.Errorf("want SpecApplied=False, reason %s, naming %s; got %s", hook.ReasonInvalidSpec, tc.field, clipCondition(c))
+				t.Errorf("want SpecApplied=False, reason %s, naming %s; got %s", condition.ReasonInvalidSpec, tc.field, clipCondition(c))
 			}
 
 			// The CRD, given the Monocle with this spec.
@@ -519,7 +520,7 @@ func TestSpecValuesTheAPIServerAccepts(t *testing.T) {
 			d.createMonocle(tc.name, tc.spec)
 			d.converge(tc.name) // creates and updates every child for real
 			m := d.monocle(tc.name)
-			if c := condition(m, hook.ConditionSpecApplied); c["status"] != "True" {
+			if c := conditionOf(m, condition.ConditionSpecApplied); c["status"] != "True" {
 				t.Fatalf("SpecApplied %v", c)
 			}
 			children := d.children(m.GetUID())

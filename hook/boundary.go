@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -31,16 +32,16 @@ func checkBoundary(children []wire.Child, namespace string, n instance.Names, ob
 	for _, child := range children {
 		id, err := identity(child)
 		if err != nil {
-			return fmt.Errorf("%w: %s", ErrOutsideMonocle, printable.Escape(cut(err.Error(), maxQuoted)))
+			return fmt.Errorf("%w: %s", ErrOutsideMonocle, printable.Escape(condition.Cut(err.Error(), condition.MaxQuoted)))
 		}
 		switch {
 		// What a child says is quoted: it may be anything.
 		case !slices.ContainsFunc(wire.ChildKinds, func(k wire.ChildKind) bool { return k.TypeMeta == id.TypeMeta }):
-			return fmt.Errorf("%w: %s %s is of no kind of child", ErrOutsideMonocle, quote(id.APIVersion), quote(id.Kind))
+			return fmt.Errorf("%w: %s %s is of no kind of child", ErrOutsideMonocle, condition.Quote(id.APIVersion), condition.Quote(id.Kind))
 		case id.Namespace != "" && id.Namespace != namespace:
-			return fmt.Errorf("%w: %s %s in namespace %s is outside namespace %s", ErrOutsideMonocle, id.Kind, quote(id.Name), quote(id.Namespace), quote(namespace))
+			return fmt.Errorf("%w: %s %s in namespace %s is outside namespace %s", ErrOutsideMonocle, id.Kind, condition.Quote(id.Name), condition.Quote(id.Namespace), condition.Quote(namespace))
 		case !ownName(n, id.Name) && !obs.Has(id.TypeMeta, id.Name):
-			return fmt.Errorf("%w: %s %s is named neither by the hook nor by an observed child", ErrOutsideMonocle, id.Kind, quote(id.Name))
+			return fmt.Errorf("%w: %s %s is named neither by the hook nor by an observed child", ErrOutsideMonocle, id.Kind, condition.Quote(id.Name))
 		}
 	}
 	return nil

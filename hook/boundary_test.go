@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -69,7 +70,7 @@ func TestForgedLastAppliedStaysInItsMonocle(t *testing.T) {
 				b, _ := json.Marshal(resp)
 				a := decodeAnswer(t, b)
 				if spec != "" {
-					if got := a.Status.Condition(ConditionSpecApplied).Reason; got != reason {
+					if got := a.Status.Condition(condition.ConditionSpecApplied).Reason; got != reason {
 						t.Fatalf("SpecApplied's reason %s, want %s", got, reason)
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/crd"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // bounds is the part of the CRD's schema that bounds a spec's size: each
@@ -51,17 +52,17 @@ var specBounds = sync.OnceValue(func() *bounds {
 // builds nothing, so a spec of a million empty affinity terms costs no more
 // than its bytes, and it stops at the first value over a bound. Strings are
 // counted in characters, as the API server counts them.
-func checkBounds(raw []byte) *fieldError {
+func checkBounds(raw []byte) *condition.FieldError {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
 	return walkBounds(json.NewDecoder(bytes.NewReader(raw)), specBounds(), "")
 }
 
-func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
+func walkBounds(dec *json.Decoder, b *bounds, path string) *condition.FieldError {
 	tok, err := dec.Token()
 	if err != nil {
-		return invalid(path, "is not valid JSON: %v", err)
+		return condition.Invalid(path, "is not valid JSON: %v", err)
 	}
 	if b == nil {
 		b = &bounds{} // a field the schema does not know: walked, not bounded
@@ -70,7 +71,7 @@ func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
 	case string:
 		if b.MaxLength != nil && len(t) > *b.MaxLength {
 			if n := utf8.RuneCountInString(t); n > *b.MaxLength {
-				return invalid(path, "is %d characters long, over the CRD's %d", n, *b.MaxLength)
+				return condition.Invalid(path, "is %d characters long, over the CRD's %d", n, *b.MaxLength)
 			}
 		}
 	case json.Delim:
@@ -80,7 +81,7 @@ func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
 		}
 		for i := 0; dec.More(); i++ {
 			if limit != nil && i == *limit {
-				return invalid(path, "has more than the CRD's %d %s", *limit, what)
+				return condition.Invalid(path, "has more than the CRD's %d %s", *limit, what)
 			}
 			child, sub := b.Items, ""
 			if t == '[' {
@@ -88,12 +89,12 @@ func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
 			} else {
 				key, err := dec.Token()
 				if err != nil {
-					return invalid(path, "is not valid JSON: %v", err)
+					return condition.Invalid(path, "is not valid JSON: %v", err)
 				}
 				k, _ := key.(string)
 				child, sub = b.Properties[k], joinField(path, k)
 				if child == nil && b.AdditionalProperties != nil {
-					child, sub = b.AdditionalProperties, path+"["+quote(k)+"]"
+					child, sub = b.AdditionalProperties, path+"["+condition.Quote(k)+"]"
 				}
 			}
 			if err := walkBounds(dec, child, sub); err != nil {
@@ -101,7 +102,7 @@ func walkBounds(dec *json.Decoder, b *bounds, path string) *fieldError {
 			}
 		}
 		if _, err := dec.Token(); err != nil { // the closing ] or }
-			return invalid(path, "is not valid JSON: %v", err)
+			return condition.Invalid(path, "is not valid JSON: %v", err)
 		}
 	}
 	return nil

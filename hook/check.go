@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -64,7 +65,7 @@ func Check(data []byte, env Env) (Report, error) {
 			continue
 		}
 		for _, c := range resp.Status.Conditions {
-			if c.Type == ConditionSpecApplied && c.Status != "True" {
+			if c.Type == condition.ConditionSpecApplied && c.Status != "True" {
 				rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
 			}
 		}

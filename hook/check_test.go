@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // Check lists exactly the Monocles an upgrade would hold, whatever holds
@@ -37,7 +39,7 @@ func TestCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range r.Refusals {
-			if r.Reason != ReasonReferenceNotFound {
+			if r.Reason != condition.ReasonReferenceNotFound {
 				t.Errorf("%s: %v", f, r)
 			}
 		}

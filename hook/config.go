@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
@@ -50,17 +51,17 @@ type validConfig struct {
 
 // configSource is the config.yaml the user means: the one in their
 // ConfigMap when the spec names one, else the generated N-api's.
-func configSource(n instance.Names, s settings, generated map[string]string, rel wire.Related) (string, *fieldError) {
+func configSource(n instance.Names, s settings, generated map[string]string, rel wire.Related) (string, *condition.FieldError) {
 	if s.configMap == "" {
 		return generated[configFile], nil
 	}
 	cm := rel.ConfigMaps[s.configMap]
 	if cm == nil {
-		return "", &fieldError{ReasonReferenceNotFound, "configMapRef.name", fmt.Sprintf("names ConfigMap %s, which does not exist: the API and the crawler keep their config", quote(s.configMap))}
+		return "", &condition.FieldError{Reason: condition.ReasonReferenceNotFound, Field: "configMapRef.name", Message: fmt.Sprintf("names ConfigMap %s, which does not exist: the API and the crawler keep their config", condition.Quote(s.configMap))}
 	}
 	text, ok := cm.Data[configFile]
 	if !ok {
-		return "", &fieldError{ReasonConfigInvalid, "configMapRef.name", fmt.Sprintf("names ConfigMap %s, which has no %s: the API and the crawler keep their config", quote(s.configMap), configFile)}
+		return "", &condition.FieldError{Reason: condition.ReasonConfigInvalid, Field: "configMapRef.name", Message: fmt.Sprintf("names ConfigMap %s, which has no %s: the API and the crawler keep their config", condition.Quote(s.configMap), configFile)}
 	}
 	return text, nil
 }
@@ -76,7 +77,7 @@ const MaxConfigJSON = monocleconfig.MaxBytes
 // validateConfig checks a config.yaml exactly as Monocle's loader would at
 // start, with env the environment variables the pods get. It is first
 // bounded by size, before any parsing.
-func validateConfig(n instance.Names, s settings, text string, env func(string) bool) (validConfig, *fieldError) {
+func validateConfig(n instance.Names, s settings, text string, env func(string) bool) (validConfig, *condition.FieldError) {
 	err := configFits(text)
 	var cfg *monocleconfig.Config
 	if err == nil {
@@ -86,11 +87,11 @@ func validateConfig(n instance.Names, s settings, text string, env func(string) 
 		field, where := "config", ""
 		switch {
 		case s.configMap != "":
-			field, where = "configMapRef.name", fmt.Sprintf("ConfigMap %s: ", quote(s.configMap))
+			field, where = "configMapRef.name", fmt.Sprintf("ConfigMap %s: ", condition.Quote(s.configMap))
 		case s.config == "":
 			field, where = "", fmt.Sprintf("ConfigMap %q (generated, edited by hand): ", n.API)
 		}
-		return validConfig{}, &fieldError{ReasonConfigInvalid, field, fmt.Sprintf("%s%s is refused by Monocle: %v; the API and the crawler keep their config", where, configFile, err)}
+		return validConfig{}, &condition.FieldError{Reason: condition.ReasonConfigInvalid, Field: field, Message: fmt.Sprintf("%s%s is refused by Monocle: %v; the API and the crawler keep their config", where, configFile, err)}
 	}
 	// Only the idents name the Job, so a comment, a crawler or a reformatting
 	// does not run it again. Re-encoding the decoded values gives a
@@ -105,7 +106,7 @@ func validateConfig(n instance.Names, s settings, text string, env func(string) 
 	}
 	canonical, err := json.Marshal(idents)
 	if err != nil {
-		return validConfig{}, &fieldError{ReasonConfigInvalid, "config", "idents cannot be encoded: " + err.Error()}
+		return validConfig{}, &condition.FieldError{Reason: condition.ReasonConfigInvalid, Field: "config", Message: "idents cannot be encoded: " + err.Error()}
 	}
 	return validConfig{
 		text:     text,

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -84,8 +85,8 @@ func TestRefusedConfigHoldsThePods(t *testing.T) {
 			set(invalid)
 			answer := sync()
 			a := decodeAnswer(t, answer)
-			cond := a.Status.Condition(ConditionSpecApplied)
-			if cond.Reason != ReasonConfigInvalid || !strings.HasPrefix(cond.Message, tc.field) ||
+			cond := a.Status.Condition(condition.ConditionSpecApplied)
+			if cond.Reason != condition.ReasonConfigInvalid || !strings.HasPrefix(cond.Message, tc.field) ||
 				!strings.Contains(cond.Message, `workspaces[0].name`) {
 				t.Errorf("SpecApplied %+v, want ConfigInvalid naming %s and the path", cond, tc.field)
 			}
@@ -110,7 +111,7 @@ func TestRefusedConfigHoldsThePods(t *testing.T) {
 			if !containsAll(updated, "Deployment.apps/v1/monocle-sample-api", "Deployment.apps/v1/monocle-sample-crawler") {
 				t.Errorf("the fixed config updated %v, want the API and the crawler", updated)
 			}
-			if got := decodeAnswer(t, sync()).Status.Condition(ConditionSpecApplied); got.Status != metav1.ConditionTrue {
+			if got := decodeAnswer(t, sync()).Status.Condition(condition.ConditionSpecApplied); got.Status != metav1.ConditionTrue {
 				t.Errorf("fixed: SpecApplied %+v", got)
 			}
 		})
@@ -148,7 +149,7 @@ func TestNewMonocleWithRefusedConfig(t *testing.T) {
 	if got := a.names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("children %v, want %v", got, want)
 	}
-	if c := a.Status.Condition(ConditionSpecApplied); c.Reason != ReasonConfigInvalid || !strings.Contains(c.Message, "workspaces[0].name") {
+	if c := a.Status.Condition(condition.ConditionSpecApplied); c.Reason != condition.ReasonConfigInvalid || !strings.Contains(c.Message, "workspaces[0].name") {
 		t.Errorf("SpecApplied %+v", c)
 	}
 }
@@ -216,7 +217,7 @@ func TestCrawlerMovesToRecreate(t *testing.T) {
 
 // Monocle 1.11 speaks plain HTTP to Elasticsearch.
 func TestElasticsearchOverHTTPSRefused(t *testing.T) {
-	if _, err := resolveSpec(json.RawMessage(`{"elasticsearch":{"url":"https://es:9200"}}`)); err == nil || err.reason != ReasonInvalidSpec || !strings.HasPrefix(err.Error(), "spec.elasticsearch.url is not an http:// URL") {
+	if _, err := resolveSpec(json.RawMessage(`{"elasticsearch":{"url":"https://es:9200"}}`)); err == nil || err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), "spec.elasticsearch.url is not an http:// URL") {
 		t.Errorf("https url: %v", err)
 	}
 	// From a Secret: the pods are held, and the value never quoted.
@@ -229,7 +230,7 @@ func TestElasticsearchOverHTTPSRefused(t *testing.T) {
 		t.Fatal("the URL is in the answer")
 	}
 	a := decodeAnswer(t, body)
-	if cond := a.Status.Condition(ConditionSpecApplied); cond.Reason != ReasonInvalidElasticsearchURL {
+	if cond := a.Status.Condition(condition.ConditionSpecApplied); cond.Reason != condition.ReasonInvalidElasticsearchURL {
 		t.Errorf("SpecApplied %+v", cond)
 	}
 	_, updated, deleted := c.apply(t, body)
@@ -265,8 +266,8 @@ func TestConfigSizeBound(t *testing.T) {
 			}
 			req := fixture(t, "sync-v1-new-parent")
 			req.Parent.Spec = json.RawMessage(`{"config":` + jsonString(tc.config) + `}`)
-			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
-			if tc.ok != (c.Reason != ReasonConfigInvalid) {
+			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(condition.ConditionSpecApplied)
+			if tc.ok != (c.Reason != condition.ReasonConfigInvalid) {
 				t.Errorf("SpecApplied %s %.120s", c.Reason, c.Message)
 			}
 		})
@@ -331,8 +332,8 @@ func TestEarlierMountedConfigStaysWhilePodsNeedIt(t *testing.T) {
 func TestRefusedConfigIsTheReason(t *testing.T) {
 	req := steady(t, withSpec(t, `{"publicURL":"http://new.example.com","secretRef":{"name":"missing"},"config":"workspaces:\n  - name: my team\n    crawlers: []\n"}`))
 	a := decodeAnswer(t, syncJSON(t, req))
-	c := a.Status.Condition(ConditionSpecApplied)
-	if c.Reason != ReasonConfigInvalid || !strings.Contains(c.Message, "spec.secretRef.name") {
+	c := a.Status.Condition(condition.ConditionSpecApplied)
+	if c.Reason != condition.ReasonConfigInvalid || !strings.Contains(c.Message, "spec.secretRef.name") {
 		t.Errorf("SpecApplied %s: %s", c.Reason, c.Message)
 	}
 	if a.Status.Refused() == nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -133,7 +134,7 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 			req := steady(t, tc.spec)
 			req.Related = tc.related
 			after := decodeAnswer(t, syncJSON(t, req))
-			if c := after.Status.Condition(ConditionSpecApplied); c.Status != metav1.ConditionTrue {
+			if c := after.Status.Condition(condition.ConditionSpecApplied); c.Status != metav1.ConditionTrue {
 				t.Fatalf("SpecApplied %+v", c)
 			}
 			got := diffAnswers(before, after)
@@ -188,7 +189,7 @@ func TestConfigMapRef(t *testing.T) {
 	// Not there (yet): reported; the pods and the Jobs stay as they are.
 	req = steady(t, spec)
 	c := decodeAnswer(t, syncJSON(t, req))
-	if cond := c.Status.Condition(ConditionSpecApplied); cond.Reason != ReasonReferenceNotFound || !strings.Contains(cond.Message, "spec.configMapRef.name") {
+	if cond := c.Status.Condition(condition.ConditionSpecApplied); cond.Reason != condition.ReasonReferenceNotFound || !strings.Contains(cond.Message, "spec.configMapRef.name") {
 		t.Errorf("SpecApplied %+v", cond)
 	}
 	cl := converged(t)
@@ -230,7 +231,7 @@ func TestExternalElasticsearchFromSecret(t *testing.T) {
 	if jobs != 1 {
 		t.Errorf("%d Jobs, want 1", jobs)
 	}
-	if a.Status.Elastic != "External" || a.Status.Condition(ConditionReady).Status != metav1.ConditionTrue {
+	if a.Status.Elastic != "External" || a.Status.Condition(condition.ConditionReady).Status != metav1.ConditionTrue {
 		t.Errorf("status %+v", a.Status)
 	}
 	// The Secret's URL changes: the pods roll (they read it at start).
@@ -241,7 +242,7 @@ func TestExternalElasticsearchFromSecret(t *testing.T) {
 	}
 	// Missing: reported.
 	req.Related = wire.Related{}
-	if c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied); c.Reason != "ReferenceNotFound" {
+	if c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(condition.ConditionSpecApplied); c.Reason != "ReferenceNotFound" {
 		t.Errorf("SpecApplied %+v", c)
 	}
 }
@@ -257,7 +258,7 @@ func TestSwitchToExternalRetainsTheVolume(t *testing.T) {
 	if got == nil || nestedString(got, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted") != "Retain" {
 		t.Fatalf("StatefulSet answered %v", got != nil)
 	}
-	if c := a.Status.Condition(ConditionProgressing); c.Reason != "RetainingVolume" {
+	if c := a.Status.Condition(condition.ConditionProgressing); c.Reason != "RetainingVolume" {
 		t.Errorf("Progressing %+v", c)
 	}
 	sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
@@ -295,7 +296,7 @@ func TestStorageGrowth(t *testing.T) {
 			req := steady(t, withSpec(t, tc.spec))
 			req.Related = tc.related
 			after := decodeAnswer(t, syncJSON(t, req))
-			c := after.Status.Condition(ConditionSpecApplied)
+			c := after.Status.Condition(condition.ConditionSpecApplied)
 			if c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantInMsg) {
 				t.Errorf("SpecApplied %s: %s", c.Reason, c.Message)
 			}

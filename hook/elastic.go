@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -24,7 +25,7 @@ type elasticFacts struct {
 	// recreating: the StatefulSet goes, to come back with the snapshot volume.
 	recreating bool
 	storage    *v1alpha1.StorageStatus
-	errors     []*fieldError // of its volumes, and of snapshots it cannot take
+	errors     []*condition.FieldError // of its volumes, and of snapshots it cannot take
 	// snapshotsOff, when not "", is why no snapshot CronJob is judged
 	// (SnapshotsOff, SnapshotsNeedManagedElasticsearch, SpecNotApplied);
 	// snapshotsClaim names the snapshot volume when the StatefulSet has one,
@@ -86,11 +87,10 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs wire.Ch
 	}
 	switch {
 	case s.snapshots == nil:
-		facts.snapshotsOff, facts.snapshotsOffMessage = reasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
+		facts.snapshotsOff, facts.snapshotsOffMessage = condition.ReasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
 	case s.elastic.external():
-		facts.errors = append(facts.errors, &fieldError{ReasonSnapshotsNeedManagedElasticsearch, "elasticsearch.snapshots",
-			"is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
-		facts.snapshotsOff, facts.snapshotsOffMessage = ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
+		facts.errors = append(facts.errors, &condition.FieldError{Reason: condition.ReasonSnapshotsNeedManagedElasticsearch, Field: "elasticsearch.snapshots", Message: "is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+		facts.snapshotsOff, facts.snapshotsOffMessage = condition.ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
 	}
 	return out, facts
 }

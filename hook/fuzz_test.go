@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
@@ -74,7 +75,7 @@ func FuzzSyncRequest(f *testing.F) {
 // lastAppliedAnswer: the spec was not honoured, so the children are the
 // observed ones repeated, whatever names they came with.
 func lastAppliedAnswer(resp *wire.SyncResponse) bool {
-	return answerStatus{resp.Status}.Condition(ConditionSpecApplied).Reason == ReasonInvalidSpec
+	return answerStatus{resp.Status}.Condition(condition.ConditionSpecApplied).Reason == condition.ReasonInvalidSpec
 }
 
 // FuzzSpec fuzzes a Monocle's name and spec through Sync, with and without

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -205,8 +206,8 @@ func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 	md := req.Parent.Metadata
 	s.log.Info("sync",
 		"namespace", md.Namespace, "name", md.Name, "generation", md.Generation,
-		"children", len(resp.Children), "ready", conditionStatus(resp.Status, ConditionReady),
-		"specApplied", conditionStatus(resp.Status, ConditionSpecApplied), "seconds", time.Since(c.start).Seconds())
+		"children", len(resp.Children), "ready", conditionStatus(resp.Status, condition.ConditionReady),
+		"specApplied", conditionStatus(resp.Status, condition.ConditionSpecApplied), "seconds", time.Since(c.start).Seconds())
 }
 
 func (s *Server) customize(c *call, w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -40,7 +41,7 @@ func TestLargestMonocle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := answerStatus{resp.Status}.Condition(ConditionSpecApplied)
+	c := answerStatus{resp.Status}.Condition(condition.ConditionSpecApplied)
 	if c.Status != "True" {
 		t.Fatalf("SpecApplied %s %s: %.500s", c.Status, c.Reason, c.Message)
 	}

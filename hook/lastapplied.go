@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -163,11 +164,11 @@ func stillMounted(n instance.Names, obs wire.Children, current string) []wire.Ob
 	for _, name := range []string{n.API, n.Crawler} {
 		if d := obs.Deployments[name]; d != nil {
 			keep[mountedConfigOf(d)] = true
-			rolling = rolling || !deploymentReady(d)
+			rolling = rolling || !condition.DeploymentReady(d)
 		}
 	}
 	for _, job := range obs.Jobs {
-		if !jobCondition(job, batchv1.JobComplete) && !jobCondition(job, batchv1.JobFailed) {
+		if !condition.JobCondition(job, batchv1.JobComplete) && !condition.JobCondition(job, batchv1.JobFailed) {
 			keep[volumeConfigMap(job.Spec.Template.Spec.Volumes)] = true
 		}
 	}

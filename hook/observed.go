@@ -3,12 +3,14 @@ package hook
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // apiRuns: the API has rolled out the pods that mount config, and one at
 // least is available.
 func apiRuns(d *appsv1.Deployment, config string) bool {
-	return deploymentReady(d) && d.Status.AvailableReplicas > 0 && mountedConfigOf(d) == config
+	return condition.DeploymentReady(d) && d.Status.AvailableReplicas > 0 && mountedConfigOf(d) == config
 }
 
 // mountedConfigOf is the ConfigMap a Monocle workload mounts.

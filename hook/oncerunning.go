@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -19,16 +20,6 @@ import (
 
 // What Monocle reads once running, past its config loader: the crawler's
 // provider tokens, the API's login key, and where OIDC logins keep state.
-
-// Reasons of a SpecApplied=False condition that hold one workload.
-const (
-	// ReasonCrawlerTokenMissing: the crawler process would exit on a token
-	// its pods lack; the crawler Deployment is held (a new one is not made).
-	ReasonCrawlerTokenMissing = "CrawlerTokenMissing"
-	// ReasonLoginKeyTooShort: MONOCLE_JWK_GEN_KEY is under 64 bytes; the
-	// API keeps its running template.
-	ReasonLoginKeyTooShort = "LoginKeyTooShort"
-)
 
 // minLoginKey is the length from which Monocle signs logins with
 // MONOCLE_JWK_GEN_KEY (src/Monocle/Api/Jwt.hs, doGenJwk: BS.length key >= 64,
@@ -45,7 +36,7 @@ const minListed = 200
 // missingTokens holds the crawler when a missing token would make its
 // process exit (hold), and notes those that only skip their crawler. A
 // crawler that is off reads no token.
-func missingTokens(namespace string, n instance.Names, s settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *fieldError, notes []string) {
+func missingTokens(namespace string, n instance.Names, s settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *condition.FieldError, notes []string) {
 	if !s.crawler || tokens.Count == 0 {
 		return nil, nil
 	}
@@ -68,14 +59,14 @@ func missingTokens(namespace string, n instance.Names, s settings, tokens monocl
 		// The message is cut to maxMessage: the command is never what
 		// is cut (a command cut short runs something else, or nothing),
 		// but the list of tokens before it.
-		head := fmt.Sprintf("; %s until the Secret %s has %s: ", held, quote(secret), variables(exits))
-		add := addKeys(namespace, secret, exits, maxMessage-len(head)-minListed)
+		head := fmt.Sprintf("; %s until the Secret %s has %s: ", held, condition.Quote(secret), variables(exits))
+		add := addKeys(namespace, secret, exits, condition.MaxMessage-len(head)-minListed)
 		list := listTokens(exits, tokens.Count-len(tokens.Missing))
-		hold = &fieldError{ReasonCrawlerTokenMissing, "", cut(list, max(maxMessage-len(head)-len(add)-1, 0)) + head + add}
+		hold = &condition.FieldError{Reason: condition.ReasonCrawlerTokenMissing, Field: "", Message: condition.Cut(list, max(condition.MaxMessage-len(head)-len(add)-1, 0)) + head + add}
 	}
 	if len(skips) > 0 {
 		// A note is not cut (only the whole condition is, far longer).
-		notes = append(notes, fmt.Sprintf("%s; the Secret %s can have %s: %s", listTokens(skips, 0), quote(secret), variables(skips), addKeys(namespace, secret, skips, maxMessage)))
+		notes = append(notes, fmt.Sprintf("%s; the Secret %s can have %s: %s", listTokens(skips, 0), condition.Quote(secret), variables(skips), addKeys(namespace, secret, skips, condition.MaxMessage)))
 	}
 	return hold, notes
 }
@@ -111,7 +102,7 @@ func keysOf(tokens []monocleconfig.MissingToken) (keys []string, more int) {
 func variables(tokens []monocleconfig.MissingToken) string {
 	keys, more := keysOf(tokens)
 	for i, k := range keys {
-		keys[i] = quote(k)
+		keys[i] = condition.Quote(k)
 	}
 	if more > 0 {
 		keys = append(keys, fmt.Sprintf("up to %d more variables (the same command adds them)", more))
@@ -132,7 +123,7 @@ func addKeys(namespace, secret string, tokens []monocleconfig.MissingToken, budg
 		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
 			// envFrom takes a Secret's keys as they are: no key can be
 			// a variable of that name.
-			return fmt.Sprintf("%s cannot be a Secret's key (%s): name another variable in the config", quote(k), errs[0])
+			return fmt.Sprintf("%s cannot be a Secret's key (%s): name another variable in the config", condition.Quote(k), errs[0])
 		}
 	}
 	for n := len(keys); n > 0; n-- {
@@ -149,7 +140,7 @@ func addKeysCommand(namespace, secret string, keys []string, more int) string {
 	args := []string{"create", "secret", "generic", secret}
 	for i, k := range keys {
 		file := "./token-" + strconv.Itoa(i+1)
-		files[i] = quote(k) + " to " + file
+		files[i] = condition.Quote(k) + " to " + file
 		args = append(args, "--from-file="+k+"="+file)
 	}
 	also := ""
@@ -168,11 +159,11 @@ func addKeysCommand(namespace, secret string, keys []string, more int) string {
 func kubectl(namespace string, names []string, args ...string) string {
 	words, ok := command.Kubectl(namespace)
 	if !ok {
-		return "(no command: the namespace " + quote(namespace) + " is not a DNS label)"
+		return "(no command: the namespace " + condition.Quote(namespace) + " is not a DNS label)"
 	}
 	for _, n := range names {
 		if !command.Name(n) {
-			return "(no command: " + quote(n) + " is not a Kubernetes name)"
+			return "(no command: " + condition.Quote(n) + " is not a Kubernetes name)"
 		}
 	}
 	return command.Line(append(words, args...)...)
@@ -182,7 +173,7 @@ func kubectl(namespace string, names []string, args ...string) string {
 // it has one (envFrom: later sources win), else the generated Secret's.
 // Short, it holds the API when the API signs with it (signs: OIDC, or an
 // admin token), else it is a note.
-func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel wire.Related, apiRuns, signs bool) (hold *fieldError, note string) {
+func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel wire.Related, apiRuns, signs bool) (hold *condition.FieldError, note string) {
 	secret, key := n.API, generated[jwkKeyName]
 	if s.secret != "" {
 		if sec := rel.Secrets[s.secret]; sec != nil {
@@ -206,12 +197,12 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 		"key %s of Secret %s is %d bytes: Monocle signs logins and admin tokens with it only from %d bytes on, and otherwise draws a random key in each API process, "+
 			"so that every restart logs everyone out and a login on one replica is refused by another; %s. "+
 			"Remove it, and the API gets the %d-character key the hook generates: %s",
-		jwkKeyName, quote(secret), len(key), minLoginKey, held, minLoginKey,
+		jwkKeyName, condition.Quote(secret), len(key), minLoginKey, held, minLoginKey,
 		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+jwkKeyName+`"}]`))
 	if !signs {
 		return nil, message
 	}
-	return &fieldError{ReasonLoginKeyTooShort, "", message}, ""
+	return &condition.FieldError{Reason: condition.ReasonLoginKeyTooShort, Field: "", Message: message}, ""
 }
 
 // ingressAffinityNote tells what the hook cannot choose: an Ingress

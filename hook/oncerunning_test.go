@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -74,7 +75,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 		says   []string // in SpecApplied's message
 	}{
 		"GitHub without its token: held": {
-			spec: configSpec(t, githubConfig, ""), held: true, reason: ReasonCrawlerTokenMissing,
+			spec: configSpec(t, githubConfig, ""), held: true, reason: condition.ReasonCrawlerTokenMissing,
 			says: []string{"workspaces[0].crawlers[0] reads GITHUB_TOKEN", "every crawler of this Monocle stops", "the crawler keeps its running template", `Secret "monocle-sample-api" has "GITHUB_TOKEN"`, addGenerated},
 		},
 		"GitHub with its token in the generated Secret": {
@@ -84,7 +85,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 			spec: configSpec(t, githubConfig, `{"secretRef":{"name":"tokens"}}`), related: tokens(map[string]string{"GITHUB_TOKEN": "ghp_x"}), reason: "Applied",
 		},
 		"GitHub without its token, with a user's Secret: put there": {
-			spec: configSpec(t, githubConfig, `{"secretRef":{"name":"tokens"}}`), related: tokens(nil), held: true, reason: ReasonCrawlerTokenMissing,
+			spec: configSpec(t, githubConfig, `{"secretRef":{"name":"tokens"}}`), related: tokens(nil), held: true, reason: condition.ReasonCrawlerTokenMissing,
 			says: []string{`Secret "tokens" has "GITHUB_TOKEN"`, "kubectl -n default create secret generic tokens --from-file=GITHUB_TOKEN=./token-1 --dry-run=client -o json | kubectl -n default patch secret tokens --type=merge --patch-file=/dev/stdin"},
 		},
 		"GitHub without its token, crawler off: nothing to hold": {
@@ -95,7 +96,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 			says: []string{"note: workspaces[0].crawlers[0] reads BUGZILLA_TOKEN", "Monocle skips this crawler", "--from-file=BUGZILLA_TOKEN=./token-1"},
 		},
 		"a variable no Secret key can be": {
-			spec: configSpec(t, strings.Replace(githubConfig, "{github_organization", "{github_token: 'MY TOKEN', github_organization", 1), ""), held: true, reason: ReasonCrawlerTokenMissing,
+			spec: configSpec(t, strings.Replace(githubConfig, "{github_organization", "{github_token: 'MY TOKEN', github_organization", 1), ""), held: true, reason: condition.ReasonCrawlerTokenMissing,
 			says: []string{`"MY TOKEN" cannot be a Secret's key`},
 		},
 	}
@@ -108,7 +109,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 				req.Children.Secrets[n.API].Data[k] = []byte(v)
 			}
 			after := decodeAnswer(t, syncJSON(t, req))
-			c := after.Status.Condition(ConditionSpecApplied)
+			c := after.Status.Condition(condition.ConditionSpecApplied)
 			if c.Reason != tc.reason {
 				t.Fatalf("SpecApplied %+v, want reason %s", c, tc.reason)
 			}
@@ -161,7 +162,7 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 	if c.children["Deployment.apps/v1"][n.Crawler] != nil {
 		t.Fatal("a crawler was made without its token")
 	}
-	if cond := decodeAnswer(t, syncJSON(t, c.request(t))).Status.Condition(ConditionSpecApplied); cond.Reason != ReasonCrawlerTokenMissing || !strings.Contains(cond.Message, "no crawler is made") {
+	if cond := decodeAnswer(t, syncJSON(t, c.request(t))).Status.Condition(condition.ConditionSpecApplied); cond.Reason != condition.ReasonCrawlerTokenMissing || !strings.Contains(cond.Message, "no crawler is made") {
 		t.Fatalf("SpecApplied %+v", cond)
 	}
 
@@ -242,9 +243,9 @@ func TestLoginKeyTooShort(t *testing.T) {
 				golden(t, "steady-login-key-short", body)
 			}
 			a := decodeAnswer(t, body)
-			c := a.Status.Condition(ConditionSpecApplied)
+			c := a.Status.Condition(condition.ConditionSpecApplied)
 			switch {
-			case tc.held && c.Reason != ReasonLoginKeyTooShort, !tc.held && c.Status != metav1.ConditionTrue:
+			case tc.held && c.Reason != condition.ReasonLoginKeyTooShort, !tc.held && c.Status != metav1.ConditionTrue:
 				t.Fatalf("SpecApplied %+v", c)
 			}
 			for _, s := range tc.says {
@@ -272,7 +273,7 @@ func TestLoginKeyTooShort(t *testing.T) {
 	req.Parent.Spec = json.RawMessage(withSpec(t, `{"secretRef":{"name":"tokens"}}`))
 	req.Related = user(secretValue, true)
 	a := decodeAnswer(t, syncJSON(t, req))
-	if c := a.Status.Condition(ConditionSpecApplied); c.Reason != ReasonLoginKeyTooShort || !strings.Contains(c.Message, "the API is made with it") {
+	if c := a.Status.Condition(condition.ConditionSpecApplied); c.Reason != condition.ReasonLoginKeyTooShort || !strings.Contains(c.Message, "the API is made with it") {
 		t.Errorf("SpecApplied %+v", c)
 	}
 	if a.child("Deployment", n.API) == nil {
@@ -311,7 +312,7 @@ func TestOIDCLoginsStick(t *testing.T) {
 			if string(got) != want {
 				t.Errorf("affinity %s, want %s", got, want)
 			}
-			c := a.Status.Condition(ConditionSpecApplied)
+			c := a.Status.Condition(condition.ConditionSpecApplied)
 			if c.Status != metav1.ConditionTrue || strings.Contains(c.Message, "nginx.ingress.kubernetes.io/affinity") != tc.note {
 				t.Errorf("SpecApplied %+v, note %v", c, tc.note)
 			}
@@ -353,8 +354,8 @@ func TestCrawlersAPIKeyIsOneValue(t *testing.T) {
 			// A Secret's key of the name changes nothing: the container's
 			// own env wins over envFrom.
 			req.Children.Secrets["monocle-sample-api"].Data[key] = []byte("x")
-			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
-			if refused == "" && c.Status != metav1.ConditionTrue || refused != "" && (c.Reason != ReasonConfigInvalid || !strings.Contains(c.Message, refused)) {
+			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(condition.ConditionSpecApplied)
+			if refused == "" && c.Status != metav1.ConditionTrue || refused != "" && (c.Reason != condition.ReasonConfigInvalid || !strings.Contains(c.Message, refused)) {
 				t.Errorf("SpecApplied %+v", c)
 			}
 		})

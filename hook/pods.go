@@ -4,6 +4,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -16,10 +17,10 @@ type podFacts struct {
 	// configError, when not nil, holds the pods and their config as they
 	// are: it is the first reason of SpecApplied, which render and the
 	// invalid_spec metric read.
-	configError *fieldError
+	configError *condition.FieldError
 	// errors are the rest of what is not applied: a missing Secret, a
 	// workload held by what it would read once running.
-	errors []*fieldError
+	errors []*condition.FieldError
 	notes  []string
 	// The update-idents Job of the current idents, if observed, and its
 	// name ("" when the idents are unknown).
@@ -52,13 +53,13 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 	}
 	facts := podFacts{url: s.publicURL, crawler: s.crawler, errors: missing}
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
-	var crawlerHold, keyHold *fieldError
+	var crawlerHold, keyHold *condition.FieldError
 	if len(missing) == 0 {
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
 		crawlerHold, keyHold, facts.notes = runtimeHolds(namespace, n, s, cfg, secret, rel, envData, api != nil, crawler != nil)
 	}
-	for _, h := range []*fieldError{crawlerHold, keyHold} {
+	for _, h := range []*condition.FieldError{crawlerHold, keyHold} {
 		if h != nil {
 			facts.errors = append(facts.errors, h)
 		}
@@ -105,7 +106,7 @@ func heldPods(n instance.Names, obs wire.Children, env Env, generated map[string
 // runtimeHolds are what the config reads once running, which the loader
 // does not check: a workload that would break on it keeps what it runs.
 func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfig, secret map[string][]byte, rel wire.Related,
-	envData []map[string][]byte, apiRuns, crawlerRuns bool) (crawlerHold, keyHold *fieldError, notes []string) {
+	envData []map[string][]byte, apiRuns, crawlerRuns bool) (crawlerHold, keyHold *condition.FieldError, notes []string) {
 	crawlerHold, notes = missingTokens(namespace, n, s, cfg.tokens, crawlerRuns)
 	// The key signs only OIDC logins and admin tokens: otherwise a short
 	// one is a note, and holds nothing.

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -37,7 +38,7 @@ func TestMessagesCarryNoControls(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := decodeAnswer(t, syncJSON(t, steady(t, configSpec(t, config, ""))))
-			c := a.Status.Condition(ConditionSpecApplied)
+			c := a.Status.Condition(condition.ConditionSpecApplied)
 			if c.Reason != "ConfigInvalid" {
 				t.Fatalf("SpecApplied %+v, want ConfigInvalid", c)
 			}
@@ -104,9 +105,9 @@ func TestPrintedCommandsRunNoTenantChoice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := answerStatus{resp.Status}.Condition(ConditionSpecApplied)
-			if c.Reason != ReasonCrawlerTokenMissing {
-				t.Fatalf("SpecApplied %+v, want %s", c, ReasonCrawlerTokenMissing)
+			c := answerStatus{resp.Status}.Condition(condition.ConditionSpecApplied)
+			if c.Reason != condition.ReasonCrawlerTokenMissing {
+				t.Fatalf("SpecApplied %+v, want %s", c, condition.ReasonCrawlerTokenMissing)
 			}
 			read := false
 			for _, cmd := range command.Pasted(c.Message) {
@@ -189,9 +190,9 @@ func TestTokenCommandIsWhole(t *testing.T) {
 			req := steady(t, configSpec(t, "workspaces:\n  - name: demo\n    crawlers:\n"+crawlers.String(), `{"secretRef":{"name":"`+secret+`"}}`))
 			req.Parent.Metadata.Namespace = strings.Repeat("n", 63)
 			req.Related = wire.Related{Secrets: map[string]*corev1.Secret{secret: {ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: req.Parent.Metadata.Namespace}}}}
-			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied)
+			c := decodeAnswer(t, syncJSON(t, req)).Status.Condition(condition.ConditionSpecApplied)
 			cmds := command.Pasted(c.Message)
-			if c.Reason != ReasonCrawlerTokenMissing || !strings.Contains(c.Message, tc.more) || strings.HasSuffix(c.Message, "…") {
+			if c.Reason != condition.ReasonCrawlerTokenMissing || !strings.Contains(c.Message, tc.more) || strings.HasSuffix(c.Message, "…") {
 				t.Fatalf("SpecApplied %s: %s", c.Reason, c.Message)
 			}
 			if tc.keys == 0 {

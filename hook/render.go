@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
@@ -38,7 +39,7 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 	if c := refused(resp.Status); c != nil {
 		return nil, nil, fmt.Errorf("%s: %s", c.Reason, c.Message)
 	}
-	if c := meta.FindStatusCondition(resp.Status.Conditions, ConditionSpecApplied); c != nil && c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(resp.Status.Conditions, condition.ConditionSpecApplied); c != nil && c.Status != metav1.ConditionTrue {
 		held = c
 	}
 	// Through JSON, as /sync sends them, then YAML.

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
@@ -102,12 +103,12 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 // Elasticsearch URL's key, whose change rolls the pods. A named Secret that
 // is not there is reported (missing, and the pods wait for it, as the
 // kubelet makes them); an https URL holds the pods as they are.
-func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*fieldError, hold *fieldError) {
+func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*condition.FieldError, hold *condition.FieldError) {
 	env = []map[string][]byte{generated}
 	relSecrets := rel.Secrets
 	if s.secret != "" {
 		if sec := relSecrets[s.secret]; sec == nil {
-			missing = append(missing, &fieldError{ReasonReferenceNotFound, "secretRef.name", fmt.Sprintf("names Secret %s, which does not exist", quote(s.secret))})
+			missing = append(missing, &condition.FieldError{Reason: condition.ReasonReferenceNotFound, Field: "secretRef.name", Message: fmt.Sprintf("names Secret %s, which does not exist", condition.Quote(s.secret))})
 		} else {
 			env = append(env, sec.Data)
 		}
@@ -117,10 +118,10 @@ func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env,
 		sec := relSecrets[ref.Name]
 		switch {
 		case sec == nil || sec.Data[ref.Key] == nil:
-			missing = append(missing, &fieldError{ReasonReferenceNotFound, "elasticsearch.urlSecretRef", fmt.Sprintf("names key %s of Secret %s, which does not exist", quote(ref.Key), quote(ref.Name))})
+			missing = append(missing, &condition.FieldError{Reason: condition.ReasonReferenceNotFound, Field: "elasticsearch.urlSecretRef", Message: fmt.Sprintf("names key %s of Secret %s, which does not exist", condition.Quote(ref.Key), condition.Quote(ref.Name))})
 		case !strings.HasPrefix(string(sec.Data[ref.Key]), "http://"):
 			// Never quote the value: it may hold credentials.
-			hold = &fieldError{ReasonInvalidElasticsearchURL, "elasticsearch.urlSecretRef", fmt.Sprintf("key %s of Secret %s is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", quote(ref.Key), quote(ref.Name))}
+			hold = &condition.FieldError{Reason: condition.ReasonInvalidElasticsearchURL, Field: "elasticsearch.urlSecretRef", Message: fmt.Sprintf("key %s of Secret %s is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", condition.Quote(ref.Key), condition.Quote(ref.Name))}
 		default:
 			hashed = append(slices.Clip(env), map[string][]byte{ref.Key: sec.Data[ref.Key]})
 		}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
@@ -65,26 +66,26 @@ var timeZonePattern = regexp.MustCompile(`^[A-Za-z\.\-_0-9+]{1,14}$`)
 
 // resolveSnapshots checks spec.elasticsearch.snapshots. dataSize is the
 // data volume's size, the snapshot volume's default.
-func resolveSnapshots(spec v1alpha1.SnapshotsSpec, dataSize resource.Quantity) (*snapshotSettings, *fieldError) {
+func resolveSnapshots(spec v1alpha1.SnapshotsSpec, dataSize resource.Quantity) (*snapshotSettings, *condition.FieldError) {
 	const field = "elasticsearch.snapshots."
 	s := &snapshotSettings{schedule: spec.Schedule, timeZone: spec.TimeZone, suspend: spec.Suspend, class: spec.StorageClassName, size: dataSize}
 	if err := checkTimeZone(spec.TimeZone); err != nil {
-		return nil, invalid(field+"timeZone", "%s %v", quote(spec.TimeZone), err)
+		return nil, condition.Invalid(field+"timeZone", "%s %v", condition.Quote(spec.TimeZone), err)
 	}
 	if err := checkSchedule(spec.Schedule, spec.TimeZone); err != nil {
-		return nil, invalid(field+"schedule", "%v", err)
+		return nil, condition.Invalid(field+"schedule", "%v", err)
 	}
 	switch {
 	case spec.Keep == nil:
-		return nil, invalid(field+"keep", "is required: how many successful snapshots to keep")
+		return nil, condition.Invalid(field+"keep", "is required: how many successful snapshots to keep")
 	case *spec.Keep < 1 || *spec.Keep > maxKeep:
-		return nil, invalid(field+"keep", "is %d: keep 1 to %d snapshots", *spec.Keep, maxKeep)
+		return nil, condition.Invalid(field+"keep", "is %d: keep 1 to %d snapshots", *spec.Keep, maxKeep)
 	}
 	s.keep = *spec.Keep
 	if spec.StorageSize != "" {
 		q, err := resource.ParseQuantity(spec.StorageSize)
 		if err != nil || q.Sign() <= 0 {
-			return nil, invalid(field+"storageSize", "%s is not a positive quantity such as 10Gi", quote(spec.StorageSize))
+			return nil, condition.Invalid(field+"storageSize", "%s is not a positive quantity such as 10Gi", condition.Quote(spec.StorageSize))
 		}
 		s.size, s.sizeAsked = q, true
 	}
@@ -100,20 +101,20 @@ func checkSchedule(schedule, timeZone string) error {
 		return fmt.Errorf("is required: a cron schedule such as \"0 3 * * *\" or @daily")
 	case strings.Contains(schedule, "TZ"):
 		// As the API server says it of a new CronJob.
-		return fmt.Errorf("%s: cannot use TZ or CRON_TZ in schedule, use timeZone instead", quote(schedule))
+		return fmt.Errorf("%s: cannot use TZ or CRON_TZ in schedule, use timeZone instead", condition.Quote(schedule))
 	}
 	if _, err := parseCron(schedule); err != nil {
-		return fmt.Errorf("%s is not a cron schedule: %v", quote(schedule), err)
+		return fmt.Errorf("%s is not a cron schedule: %v", condition.Quote(schedule), err)
 	}
 	sched, err := scheduleIn(schedule, timeZone)
 	if err != nil {
-		return fmt.Errorf("%s: %v", quote(schedule), err)
+		return fmt.Errorf("%s: %v", condition.Quote(schedule), err)
 	}
 	// Every satisfiable standard schedule fires within 5 years of any
 	// time, and 2000 is a leap year; robfig/cron answers zero for one that
 	// never does ("0 0 31 2 *").
 	if sched.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
-		return fmt.Errorf("%s never fires", quote(schedule))
+		return fmt.Errorf("%s never fires", condition.Quote(schedule))
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -82,16 +83,16 @@ func TestSnapshotsSpecValidation(t *testing.T) {
 				return
 			case err == nil:
 				t.Fatal("accepted")
-			case err.reason != ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.inMessage):
-				t.Errorf("%s: %v, want InvalidSpec naming %s, saying %q", err.reason, err, tc.field, tc.inMessage)
+			case err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.inMessage):
+				t.Errorf("%s: %v, want InvalidSpec naming %s, saying %q", err.Reason, err, tc.field, tc.inMessage)
 			}
 			// On an existing Monocle: SpecApplied names the field, and
 			// nothing is created, updated or deleted.
 			c := converged(t)
 			c.parent = setSpec(t, c.parent, withSpec(t, `{"elasticsearch":{"snapshots":`+tc.snapshots+`}}`))
 			body := syncJSON(t, c.request(t))
-			cond := decodeAnswer(t, body).Status.Condition(ConditionSpecApplied)
-			if cond.Reason != ReasonInvalidSpec || !strings.Contains(cond.Message, tc.field) {
+			cond := decodeAnswer(t, body).Status.Condition(condition.ConditionSpecApplied)
+			if cond.Reason != condition.ReasonInvalidSpec || !strings.Contains(cond.Message, tc.field) {
 				t.Errorf("SpecApplied %+v", cond)
 			}
 			if created, updated, deleted := c.apply(t, body); len(created)+len(updated)+len(deleted) > 0 {
@@ -110,7 +111,7 @@ func TestNewMonocleWithSnapshots(t *testing.T) {
 	golden(t, "new-parent-snapshots", body)
 	a := decodeAnswer(t, body)
 	checkAnswer(t, "monocle-sample", a)
-	if c := a.Status.Condition(ConditionSpecApplied); c.Status != metav1.ConditionTrue {
+	if c := a.Status.Condition(condition.ConditionSpecApplied); c.Status != metav1.ConditionTrue {
 		t.Fatalf("SpecApplied %+v", c)
 	}
 
@@ -197,14 +198,14 @@ func TestSnapshotsImageDefault(t *testing.T) {
 func TestSnapshotsOfAnExternalElasticsearchRefused(t *testing.T) {
 	req := steady(t, withSpec(t, `{"elasticsearch":{"url":"http://es:9200","snapshots":{"schedule":"@daily","keep":7}}}`))
 	a := decodeAnswer(t, syncJSON(t, req))
-	c := a.Status.Condition(ConditionSpecApplied)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonSnapshotsNeedManagedElasticsearch || !strings.HasPrefix(c.Message, "spec.elasticsearch.snapshots ") {
+	c := a.Status.Condition(condition.ConditionSpecApplied)
+	if c.Status != metav1.ConditionFalse || c.Reason != condition.ReasonSnapshotsNeedManagedElasticsearch || !strings.HasPrefix(c.Message, "spec.elasticsearch.snapshots ") {
 		t.Errorf("SpecApplied %+v", c)
 	}
 	if a.child("CronJob", "monocle-sample-snapshots") != nil {
 		t.Error("a CronJob for an external Elasticsearch")
 	}
-	if h := a.Status.Condition(ConditionSnapshotsHealthy); h.Status != metav1.ConditionUnknown || h.Reason != ReasonSnapshotsNeedManagedElasticsearch {
+	if h := a.Status.Condition(condition.ConditionSnapshotsHealthy); h.Status != metav1.ConditionUnknown || h.Reason != condition.ReasonSnapshotsNeedManagedElasticsearch {
 		t.Errorf("SnapshotsHealthy %+v", h)
 	}
 	// The switch to the external URL is applied: the API points there.
@@ -274,7 +275,7 @@ func TestTurnSnapshotsOnRecreatesTheStatefulSet(t *testing.T) {
 				for _, x := range deleted {
 					got = append(got, "deleted "+x)
 				}
-				got = append(got, "Progressing "+decodeAnswer(t, body).Status.Condition(ConditionProgressing).Reason)
+				got = append(got, "Progressing "+decodeAnswer(t, body).Status.Condition(condition.ConditionProgressing).Reason)
 				if !slices.Equal(got, want) {
 					t.Fatalf("sync %d: %q, want %q", i+1, got, want)
 				}
@@ -312,7 +313,7 @@ func TestTurnSnapshotsOnRecreatesTheStatefulSet(t *testing.T) {
 				t.Errorf("off: created %v, updated %v, deleted %v", created, updated, deleted)
 			}
 			off := decodeAnswer(t, body)
-			if h := off.Status.Condition(ConditionSnapshotsHealthy); h.Reason != "SnapshotsOff" || off.Status.Snapshots == nil ||
+			if h := off.Status.Condition(condition.ConditionSnapshotsHealthy); h.Reason != "SnapshotsOff" || off.Status.Snapshots == nil ||
 				off.Status.Snapshots.Claim != "snapshots-monocle-sample-elastic-0" {
 				t.Errorf("off: SnapshotsHealthy %+v, status.snapshots %+v", h, off.Status.Snapshots)
 			}
@@ -383,10 +384,10 @@ func TestRecreateWaitsUntilTheVolumesAreReleased(t *testing.T) {
 			if a.child("CronJob", "monocle-sample-snapshots") != nil {
 				t.Error("a CronJob before Elasticsearch has the snapshot volume")
 			}
-			if c := a.Status.Condition(ConditionProgressing); c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.inMessage) {
+			if c := a.Status.Condition(condition.ConditionProgressing); c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.inMessage) {
 				t.Errorf("Progressing %s: %s", c.Reason, c.Message)
 			}
-			if h := a.Status.Condition(ConditionSnapshotsHealthy); h.Status != metav1.ConditionUnknown || h.Reason != "CronJobPending" {
+			if h := a.Status.Condition(condition.ConditionSnapshotsHealthy); h.Status != metav1.ConditionUnknown || h.Reason != "CronJobPending" {
 				t.Errorf("SnapshotsHealthy %+v", h)
 			}
 		})
@@ -424,8 +425,8 @@ func TestSnapshotVolumeGrowth(t *testing.T) {
 		size, volume, reason, inMessage string
 	}{
 		"same":   {"5Gi", "5Gi", "Applied", ""},
-		"grow":   {"8Gi", "5Gi", ReasonVolumeExpansionRequired, "kubectl -n default patch pvc snapshots-monocle-sample-elastic-0"},
-		"shrink": {"1Gi", "5Gi", ReasonStorageShrinkRefused, "spec.elasticsearch.snapshots.storageSize is 1Gi"},
+		"grow":   {"8Gi", "5Gi", condition.ReasonVolumeExpansionRequired, "kubectl -n default patch pvc snapshots-monocle-sample-elastic-0"},
+		"shrink": {"1Gi", "5Gi", condition.ReasonStorageShrinkRefused, "spec.elasticsearch.snapshots.storageSize is 1Gi"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -433,7 +434,7 @@ func TestSnapshotVolumeGrowth(t *testing.T) {
 			req.Parent.Spec = json.RawMessage(withSpec(t, `{"elasticsearch":{"snapshots":{"schedule":"@daily","keep":7,"storageSize":"`+tc.size+`"}}}`))
 			req.Related = claim(tc.volume)
 			a := decodeAnswer(t, syncJSON(t, req))
-			if cond := a.Status.Condition(ConditionSpecApplied); cond.Reason != tc.reason || !strings.Contains(cond.Message, tc.inMessage) {
+			if cond := a.Status.Condition(condition.ConditionSpecApplied); cond.Reason != tc.reason || !strings.Contains(cond.Message, tc.inMessage) {
 				t.Errorf("SpecApplied %s: %s", cond.Reason, cond.Message)
 			}
 			if st := a.Status.Snapshots; st == nil || st.Claim != "snapshots-monocle-sample-elastic-0" || st.Capacity != tc.volume {
@@ -444,7 +445,7 @@ func TestSnapshotVolumeGrowth(t *testing.T) {
 	// A class change is refused too.
 	req := c.request(t)
 	req.Parent.Spec = json.RawMessage(withSpec(t, `{"elasticsearch":{"snapshots":{"schedule":"@daily","keep":7,"storageClassName":"fast"}}}`))
-	if cond := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSpecApplied); cond.Reason != ReasonImmutableField ||
+	if cond := decodeAnswer(t, syncJSON(t, req)).Status.Condition(condition.ConditionSpecApplied); cond.Reason != condition.ReasonImmutableField ||
 		!strings.HasPrefix(cond.Message, "spec.elasticsearch.snapshots.storageClassName") {
 		t.Errorf("SpecApplied %+v", cond)
 	}
@@ -538,7 +539,7 @@ func TestSnapshotsHealthy(t *testing.T) {
 			req := c.request(t)
 			req.Children.CronJobs = map[string]*batchv1.CronJob{cj.Name: &cj}
 			a := decodeAnswer(t, syncJSON(t, req))
-			h := a.Status.Condition(ConditionSnapshotsHealthy)
+			h := a.Status.Condition(condition.ConditionSnapshotsHealthy)
 			if h.Status != tc.status || h.Reason != tc.reason || !strings.Contains(h.Message, tc.inMessage) {
 				t.Errorf("SnapshotsHealthy %s %s: %s", h.Status, h.Reason, h.Message)
 			}
@@ -559,7 +560,7 @@ func sameTime(a, b *metav1.Time) bool {
 // that still runs is judged all the same.
 func TestSnapshotsHealthyWhenOff(t *testing.T) {
 	a := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
-	if h := a.Status.Condition(ConditionSnapshotsHealthy); h.Status != metav1.ConditionUnknown || h.Reason != "SnapshotsOff" || a.Status.Snapshots != nil {
+	if h := a.Status.Condition(condition.ConditionSnapshotsHealthy); h.Status != metav1.ConditionUnknown || h.Reason != "SnapshotsOff" || a.Status.Snapshots != nil {
 		t.Errorf("off: %+v, status.snapshots %+v", h, a.Status.Snapshots)
 	}
 	c := convergedWith(t, withSpec(t, snapshotsSpec))
@@ -567,14 +568,14 @@ func TestSnapshotsHealthyWhenOff(t *testing.T) {
 	req.Children.CronJobs["monocle-sample-snapshots"].Status.LastSuccessfulTime = &metav1.Time{Time: testNow.Add(-time.Hour)}
 	req.Parent.Spec = json.RawMessage(`{"publicURL":"not a URL"}`)
 	b := decodeAnswer(t, syncJSON(t, req))
-	if h := b.Status.Condition(ConditionSnapshotsHealthy); h.Status != metav1.ConditionTrue {
+	if h := b.Status.Condition(condition.ConditionSnapshotsHealthy); h.Status != metav1.ConditionTrue {
 		t.Errorf("bad spec, CronJob running: %+v", h)
 	}
 	if b.child("CronJob", "monocle-sample-snapshots") == nil {
 		t.Error("a bad spec left the CronJob out")
 	}
 	req.Children.CronJobs = nil
-	if h := decodeAnswer(t, syncJSON(t, req)).Status.Condition(ConditionSnapshotsHealthy); h.Reason != "SpecNotApplied" {
+	if h := decodeAnswer(t, syncJSON(t, req)).Status.Condition(condition.ConditionSnapshotsHealthy); h.Reason != "SpecNotApplied" {
 		t.Errorf("bad spec, no CronJob: %+v", h)
 	}
 }
@@ -656,7 +657,7 @@ func TestSteadyWithSnapshotsGolden(t *testing.T) {
 	req.Related.Claims = map[string]*corev1.PersistentVolumeClaim{"default/" + pvc.Name: pvc}
 	body := syncJSON(t, req)
 	golden(t, "steady-snapshots", body)
-	if h := decodeAnswer(t, body).Status.Condition(ConditionSnapshotsHealthy); h.Status != metav1.ConditionTrue {
+	if h := decodeAnswer(t, body).Status.Condition(condition.ConditionSnapshotsHealthy); h.Status != metav1.ConditionTrue {
 		t.Errorf("SnapshotsHealthy %+v", h)
 	}
 }

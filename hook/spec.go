@@ -16,8 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/instance"
-	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 const (
@@ -90,52 +90,8 @@ type scheduling struct {
 	imagePullSecrets []corev1.LocalObjectReference
 }
 
-// fieldError names the spec field the hook cannot honour and why. reason is
-// the SpecApplied condition's: InvalidSpec (nothing of the spec is applied)
-// or another (all but that field is).
-type fieldError struct {
-	reason, field, message string
-}
-
-func (e *fieldError) Error() string {
-	// Escaped before it is cut, so that the cut bounds what is shown.
-	if e.field == "" {
-		return cut(printable.Escape(e.message), maxMessage)
-	}
-	return cut(printable.Escape("spec."+cut(e.field, maxQuoted)+" "+e.message), maxMessage)
-}
-
-// A condition's message is at most 32,768 characters (its schema's
-// maxLength, as metav1.Condition's): over it, the status write is refused
-// and the status freezes. A user's value is quoted cut to maxQuoted
-// characters, and one error's message to maxMessage, so that the few
-// errors a condition joins stay far below the limit.
-const (
-	maxQuoted  = 253
-	maxMessage = 2048
-)
-
-// quote is a value a request chose, cut to maxQuoted characters and
-// quoted, escaped, by printable.Quote.
-func quote(s string) string { return printable.Quote(cut(s, maxQuoted)) }
-
-// cut keeps the first n characters of s, and says so with an ellipsis.
-func cut(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i] + "…"
-		}
-		n--
-	}
-	return s
-}
-
-func invalid(field, format string, args ...any) *fieldError {
-	return &fieldError{ReasonInvalidSpec, field, fmt.Sprintf(format, args...)}
-}
-
 // decodeSpec reads a raw spec; a spec of the wrong shape is a fieldError.
-func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
+func decodeSpec(raw json.RawMessage) (Spec, *condition.FieldError) {
 	var spec Spec
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return spec, nil
@@ -143,9 +99,9 @@ func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
 	// null decodes to the empty spec.
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		if typeErr, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && typeErr.Field != "" {
-			return spec, invalid(typeErr.Field, "must be a %s, not a JSON %s", typeErr.Type, typeErr.Value)
+			return spec, condition.Invalid(typeErr.Field, "must be a %s, not a JSON %s", typeErr.Type, typeErr.Value)
 		}
-		return spec, invalid("", "spec is not valid: %v", err)
+		return spec, condition.Invalid("", "spec is not valid: %v", err)
 	}
 	return spec, nil
 }
@@ -153,7 +109,7 @@ func decodeSpec(raw json.RawMessage) (Spec, *fieldError) {
 // resolveSpec decodes and checks a raw spec. The CRD schema already rejects
 // most bad values; this is the hook's own guard for objects written before
 // the schema, or with validation off.
-func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
+func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 	if ferr := checkBounds(raw); ferr != nil {
 		return settings{}, ferr
 	}
@@ -192,10 +148,10 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 		},
 	}
 	if s.apiReplicas < 0 {
-		return settings{}, invalid("api.replicas", "must not be negative")
+		return settings{}, condition.Invalid("api.replicas", "must not be negative")
 	}
 	// In the order of the checks, so that a spec gets the same first error.
-	for _, resolve := range []func(*Spec, *settings) *fieldError{resolvePublicURL, checkImages, resolveElastic} {
+	for _, resolve := range []func(*Spec, *settings) *condition.FieldError{resolvePublicURL, checkImages, resolveElastic} {
 		if ferr := resolve(&spec, &s); ferr != nil {
 			return settings{}, ferr
 		}
@@ -205,7 +161,7 @@ func resolveSpec(raw json.RawMessage) (settings, *fieldError) {
 
 // resolvePublicURL sets the Ingress and the public URL: given, else the
 // Ingress's, else the port-forward one.
-func resolvePublicURL(spec *Spec, s *settings) *fieldError {
+func resolvePublicURL(spec *Spec, s *settings) *condition.FieldError {
 	urlField, urlValue := "publicURL", spec.PublicURL
 	if urlValue == "" && spec.MonoclePublicURL != "" {
 		urlField, urlValue = "monoclePublicURL", spec.MonoclePublicURL
@@ -215,7 +171,7 @@ func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 		in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
 	}
 	if spec.Ingress != nil && in.Host == "" {
-		return invalid("ingress.host", "is required for an Ingress")
+		return condition.Invalid("ingress.host", "is required for an Ingress")
 	}
 	if in.Host != "" {
 		in.annotations = v1alpha1.Core[map[string]string](in.Annotations)
@@ -230,17 +186,17 @@ func resolvePublicURL(spec *Spec, s *settings) *fieldError {
 	}
 	s.publicURL = cmp.Or(urlValue, DefaultPublicURL)
 	if u, err := url.Parse(s.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid(urlField, "%s is not an http or https URL", quote(s.publicURL))
+		return condition.Invalid(urlField, "%s is not an http or https URL", condition.Quote(s.publicURL))
 	}
 	return nil
 }
 
 // checkImages: the API server takes a template whose image has spaces
 // around it, and refuses each of its pods.
-func checkImages(_ *Spec, s *settings) *fieldError {
+func checkImages(_ *Spec, s *settings) *condition.FieldError {
 	for _, f := range [][2]string{{"image", s.image}, {"elasticsearch.image", s.elastic.image}} {
 		if strings.ContainsAny(f[1], " \t\n") || strings.TrimSpace(f[1]) != f[1] {
-			return invalid(f[0], "%s is not an image reference", quote(f[1]))
+			return condition.Invalid(f[0], "%s is not an image reference", condition.Quote(f[1]))
 		}
 	}
 	return nil
@@ -248,16 +204,16 @@ func checkImages(_ *Spec, s *settings) *fieldError {
 
 // resolveElastic checks how Elasticsearch is reached, and sets its volume,
 // its memory and its snapshots.
-func resolveElastic(spec *Spec, s *settings) *fieldError {
+func resolveElastic(spec *Spec, s *settings) *condition.FieldError {
 	es := spec.Elasticsearch
 	// Monocle 1.11 reaches Elasticsearch with http-client's default manager
 	// (src/Monocle/Env.hs): plain HTTP only, no TLS.
 	if u, err := url.Parse(es.URL); es.URL != "" && (err != nil || u.Scheme != "http" || u.Host == "") {
 		// The value may hold credentials: never repeat it.
-		return invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
+		return condition.Invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
 	}
 	if es.URLSecretRef != nil && (es.URLSecretRef.Name == "" || es.URLSecretRef.Key == "") {
-		return invalid("elasticsearch.urlSecretRef", "needs a name and a key")
+		return condition.Invalid("elasticsearch.urlSecretRef", "needs a name and a key")
 	}
 	sizeField, size := "elasticsearch.storageSize", es.StorageSize
 	if size == "" {
@@ -265,10 +221,10 @@ func resolveElastic(spec *Spec, s *settings) *fieldError {
 	}
 	q, err := resource.ParseQuantity(cmp.Or(size, DefaultStorageSize))
 	if err != nil {
-		return invalid(sizeField, "%s is not a quantity such as 10Gi", quote(size))
+		return condition.Invalid(sizeField, "%s is not a quantity such as 10Gi", condition.Quote(size))
 	}
 	if q.Sign() <= 0 {
-		return invalid(sizeField, "%s must be more than zero", quote(size))
+		return condition.Invalid(sizeField, "%s must be more than zero", condition.Quote(size))
 	}
 	s.elastic.size, s.elastic.sizeField = q, sizeField
 	s.elastic.classField = "elasticsearch.storageClassName"
@@ -296,12 +252,12 @@ var heapPattern = regexp.MustCompile(`^([0-9]+)([mMgG])$`)
 // in 1Gi. A heap the JVM cannot start with, or that does not fit the memory,
 // is refused here: never a -Xmx flag that crash-loops. What is applied but
 // unwise is a note. It sets s's heap and resources.
-func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *fieldError {
+func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *condition.FieldError {
 	var heapBytes int64
 	if heap != "" {
 		m := heapPattern.FindStringSubmatch(heap)
 		if m == nil {
-			return invalid("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", quote(heap))
+			return condition.Invalid("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", condition.Quote(heap))
 		}
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		shift := 20
@@ -310,9 +266,9 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *
 		}
 		switch {
 		case err != nil || n > maxHeap>>shift:
-			return invalid("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
+			return condition.Invalid("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
 		case n<<shift < minHeap:
-			return invalid("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
+			return condition.Invalid("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
 		}
 		heapBytes = n << shift
 	}
@@ -336,13 +292,13 @@ func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *
 	memBytes, exact := mem.AsInt64()
 	switch {
 	case !exact || memBytes <= 0:
-		return invalid(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
+		return condition.Invalid(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
 	case heap == "" && memBytes/2 < minHeap:
-		return invalid(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
+		return condition.Invalid(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
 	case heap == "":
 		s.elastic.heap = fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20)
 	case heapBytes >= memBytes:
-		return invalid("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
+		return condition.Invalid("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
 	case heapBytes > memBytes/2:
 		s.notes = append(s.notes, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()))
 	}

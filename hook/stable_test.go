@@ -10,6 +10,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // Metacontroller writes the status again whenever it differs: the same
@@ -139,7 +141,7 @@ func TestStatusStillAsTheClockMoves(t *testing.T) {
 					t.Fatal(err)
 				}
 				req.Parent.Status.Conditions = resp.Status.Conditions
-				h := answerStatus{resp.Status}.Condition(ConditionSnapshotsHealthy)
+				h := answerStatus{resp.Status}.Condition(condition.ConditionSnapshotsHealthy)
 				if h.Reason != tc.reason {
 					t.Fatalf("SnapshotsHealthy %+v, want %s", h, tc.reason)
 				}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // The SnapshotsHealthy condition and the snapshots' status, from the
@@ -34,7 +35,7 @@ func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *
 // scheduled before now (the run of the last time scheduled may still be
 // running). off, when not "", is why there are no snapshots to judge.
 func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, off, offMessage string) metav1.Condition {
-	c := metav1.Condition{Type: ConditionSnapshotsHealthy, Status: metav1.ConditionUnknown}
+	c := metav1.Condition{Type: condition.ConditionSnapshotsHealthy, Status: metav1.ConditionUnknown}
 	switch {
 	case off != "":
 		c.Reason, c.Message = off, offMessage
@@ -48,7 +49,7 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 	}
 	sched, err := scheduleIn(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
 	if err != nil {
-		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %s: %v", cj.Name, quote(cj.Spec.Schedule), err)
+		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %s: %v", cj.Name, condition.Quote(cj.Spec.Schedule), err)
 		return c
 	}
 	success := ptr.Deref(cj.Status.LastSuccessfulTime, metav1.Time{}).Time
@@ -72,7 +73,7 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 		// status on every sync: it is said as a span, never as a time.
 		since := "since " + formatTime(due) + ", the second-to-last time scheduled"
 		if _, ok := sched.(cron.ConstantDelaySchedule); ok {
-			since = "in the last two periods of " + quote(cj.Spec.Schedule)
+			since = "in the last two periods of " + condition.Quote(cj.Spec.Schedule)
 		}
 		c.Message = fmt.Sprintf("no snapshot succeeded %s (last success: %s)%s", since, last, lastRun)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -71,14 +72,14 @@ func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.Persi
 // immutable and are never touched: growth is the admin's one command on the
 // claim (the StorageClass must allow expansion), shrinking and a class
 // change are refused. claims are the related PVCs, by name.
-func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*fieldError {
+func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*condition.FieldError {
 	// The data volume, and the snapshot volume when snapshots are on.
 	asked := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
 	if snap := s.snapshots; snap != nil {
 		asked = append(asked, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
 			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
 	}
-	var errs []*fieldError
+	var errs []*condition.FieldError
 	for _, v := range asked {
 		if e := volumeChange(namespace, v, claimTemplate(sts.Spec.VolumeClaimTemplates, v.template), claims[v.claim]); e != nil {
 			errs = append(errs, e)
@@ -87,12 +88,12 @@ func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.S
 	return errs
 }
 
-func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVolumeClaim) *fieldError {
+func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVolumeClaim) *condition.FieldError {
 	if t == nil {
 		return nil
 	}
 	if class := ptr.Deref(t.Spec.StorageClassName, ""); v.class != "" && class != v.class {
-		return &fieldError{ReasonImmutableField, v.classField, fmt.Sprintf("is %s but volume %s was created with %s, which cannot change: %s is kept", quote(v.class), v.claim, quote(class), quote(class))}
+		return &condition.FieldError{Reason: condition.ReasonImmutableField, Field: v.classField, Message: fmt.Sprintf("is %s but volume %s was created with %s, which cannot change: %s is kept", condition.Quote(v.class), v.claim, condition.Quote(class), condition.Quote(class))}
 	}
 	if !v.sizeAsked {
 		return nil
@@ -103,9 +104,9 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 	}
 	switch current.Cmp(v.size) {
 	case 1:
-		return &fieldError{ReasonStorageShrinkRefused, v.sizeField, fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", v.size.String(), v.claim, current.String(), current.String())}
+		return &condition.FieldError{Reason: condition.ReasonStorageShrinkRefused, Field: v.sizeField, Message: fmt.Sprintf("is %s but volume %s has %s: a volume cannot shrink, %s is kept", v.size.String(), v.claim, current.String(), current.String())}
 	case -1:
-		return &fieldError{ReasonVolumeExpansionRequired, v.sizeField, fmt.Sprintf(
+		return &condition.FieldError{Reason: condition.ReasonVolumeExpansionRequired, Field: v.sizeField, Message: fmt.Sprintf(
 			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: %s",
 			v.size.String(), v.claim, current.String(), kubectl(namespace, []string{v.claim},
 				"patch", "pvc", v.claim, "--type", "merge", "-p", `{"spec":{"resources":{"requests":{"storage":"`+v.size.String()+`"}}}}`))}

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -62,7 +63,7 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 	if errs := validation.IsDNS1035Label(n.Instance); len(errs) > 0 || len(n.Instance) > MaxNameLength {
 		// The CRD's rule rejects such names; this guards objects made
 		// without it, whose children could not be named.
-		specErr = invalid("", "metadata.name %s must be a DNS-1035 label of at most %d characters", quote(n.Instance), MaxNameLength)
+		specErr = condition.Invalid("", "metadata.name %s must be a DNS-1035 label of at most %d characters", condition.Quote(n.Instance), MaxNameLength)
 	}
 	var resp *wire.SyncResponse
 	if specErr != nil {
@@ -75,12 +76,12 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusFacts{
 			elastic: elasticFacts{
 				external:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
-				snapshotsOff:        reasonSpecNotApplied,
+				snapshotsOff:        condition.ReasonSpecNotApplied,
 				snapshotsOffMessage: "the spec is not applied",
 				snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
 			},
 			pods:   podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
-			errors: []*fieldError{specErr},
+			errors: []*condition.FieldError{specErr},
 		})
 	} else {
 		if note := requestSizeNote(req.Size, n, obs); note != "" {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -425,7 +426,7 @@ func TestUpdateIdentsJob(t *testing.T) {
 				// Only an observed Job is judged; a new one waits a sync.
 				tc.wantReason = "WaitingForAPI"
 			}
-			if c := a.Status.Condition(ConditionIdentsUpdated); c.Reason != tc.wantReason {
+			if c := a.Status.Condition(condition.ConditionIdentsUpdated); c.Reason != tc.wantReason {
 				t.Errorf("IdentsUpdated reason %q, want %q", c.Reason, tc.wantReason)
 			}
 			if tc.job != nil {
@@ -504,7 +505,7 @@ func TestStorageChangeKeepsVolumeClaimTemplates(t *testing.T) {
 	if !jsonEqual(t, want, got) {
 		t.Errorf("volumeClaimTemplates changed:\n%s\n%s", want, got)
 	}
-	c := a.Status.Condition(ConditionSpecApplied)
+	c := a.Status.Condition(condition.ConditionSpecApplied)
 	if c.Status != metav1.ConditionFalse || c.Reason != "VolumeExpansionRequired" || !strings.HasPrefix(c.Message, "spec.storageSize is 5Gi") ||
 		!strings.Contains(c.Message, `kubectl -n default patch pvc data-team-b-elastic-0 --type merge -p '{"spec":{"resources":{"requests":{"storage":"5Gi"}}}}'`) {
 		t.Errorf("SpecApplied = %+v", c)
@@ -536,7 +537,7 @@ func TestInvalidSpecKeepsEveryChild(t *testing.T) {
 			req.Parent.Spec = json.RawMessage(tc.spec)
 			got := syncJSON(t, req)
 			a := decodeAnswer(t, got)
-			cond := a.Status.Condition(ConditionSpecApplied)
+			cond := a.Status.Condition(condition.ConditionSpecApplied)
 			if cond.Status != metav1.ConditionFalse || cond.Reason != "InvalidSpec" || !strings.HasPrefix(cond.Message, tc.field) {
 				t.Errorf("SpecApplied = %+v, want InvalidSpec naming %s", cond, tc.field)
 			}
@@ -572,7 +573,7 @@ func TestConfigInvalidKeepsJob(t *testing.T) {
 	if a.child("Job", "monocle-sample-update-idents-0123456789") == nil {
 		t.Error("the existing Job was left out (deleted)")
 	}
-	if c := a.Status.Condition(ConditionIdentsUpdated); c.Reason != "ConfigInvalid" {
+	if c := a.Status.Condition(condition.ConditionIdentsUpdated); c.Reason != "ConfigInvalid" {
 		t.Errorf("IdentsUpdated = %+v", c)
 	}
 }
@@ -582,14 +583,14 @@ func TestConditionTransitionTimes(t *testing.T) {
 	earlier := metav1.NewTime(testNow.Add(-time.Hour))
 	req := fixture(t, "sync-v1-observed-children")
 	req.Parent.Status.Conditions = []metav1.Condition{
-		{Type: ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: earlier},
-		{Type: ConditionProgressing, Status: metav1.ConditionFalse, LastTransitionTime: earlier},
+		{Type: condition.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: earlier},
+		{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, LastTransitionTime: earlier},
 	}
 	a := decodeAnswer(t, syncJSON(t, req))
-	if got := a.Status.Condition(ConditionReady).LastTransitionTime; !got.Equal(&earlier) {
+	if got := a.Status.Condition(condition.ConditionReady).LastTransitionTime; !got.Equal(&earlier) {
 		t.Errorf("Ready unchanged but its time moved to %v", got)
 	}
-	if got := a.Status.Condition(ConditionProgressing).LastTransitionTime; !got.Time.Equal(testNow) {
+	if got := a.Status.Condition(condition.ConditionProgressing).LastTransitionTime; !got.Time.Equal(testNow) {
 		t.Errorf("Progressing turned True at %v, want now", got)
 	}
 }
@@ -599,11 +600,11 @@ func TestStatusReadyWhenEverythingIs(t *testing.T) {
 	if a.Status.Elastic != "Ready" || a.Status.API != "Ready" || a.Status.Crawler != "Ready" {
 		t.Errorf("status %+v", a.Status)
 	}
-	if c := a.Status.Condition(ConditionReady); c.Status != metav1.ConditionTrue {
+	if c := a.Status.Condition(condition.ConditionReady); c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v", c)
 	}
 	b := decodeAnswer(t, syncJSON(t, fixture(t, "sync-v1-observed-children")))
-	if c := b.Status.Condition(ConditionReady); c.Status != metav1.ConditionFalse || b.Status.API != "In Progress" {
+	if c := b.Status.Condition(condition.ConditionReady); c.Status != metav1.ConditionFalse || b.Status.API != "In Progress" {
 		t.Errorf("not ready children gave %+v", b.Status)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // validateChildValues checks every spec value that the hook copies into a
@@ -27,7 +28,7 @@ import (
 // holds the same rules for new objects; this is for those stored before.
 // Paths are relative to spec; the first error, in field order, is returned.
 // sched is the spec's scheduling, converted once for the checks and the pods.
-func validateChildValues(spec *Spec, sched scheduling) *fieldError {
+func validateChildValues(spec *Spec, sched scheduling) *condition.FieldError {
 	es := spec.Elasticsearch
 	errs := slices.Concat(
 		validateResources(es.Resources, field.NewPath("elasticsearch", "resources")),
@@ -72,12 +73,12 @@ func validateChildValues(spec *Spec, sched scheduling) *fieldError {
 	e := errs[0]
 	msg := e.Type.String()
 	if v, ok := e.BadValue.(string); ok && e.Type != field.ErrorTypeRequired {
-		msg += " " + quote(v)
+		msg += " " + condition.Quote(v)
 	}
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}
-	return invalid(e.Field, "%s (the API server would refuse the children)", msg)
+	return condition.Invalid(e.Field, "%s (the API server would refuse the children)", msg)
 }
 
 func messages(msgs []string, value string, p *field.Path) field.ErrorList {

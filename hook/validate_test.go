@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -62,8 +63,8 @@ func TestChildValuesRefused(t *testing.T) {
 			if err == nil {
 				t.Fatal("applied, want refused")
 			}
-			if err.reason != ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.field+" ") {
-				t.Errorf("%s: %v, want InvalidSpec naming %s", err.reason, err, tc.field)
+			if err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.field+" ") {
+				t.Errorf("%s: %v, want InvalidSpec naming %s", err.Reason, err, tc.field)
 			}
 		})
 	}
@@ -114,10 +115,10 @@ func TestBoundsFromTheCRD(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := resolveSpec(json.RawMessage(tc.spec))
-			if err == nil || err.reason != ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.want) {
+			if err == nil || err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("%v, want InvalidSpec %s", err, tc.want)
 			}
-			if n := utf8.RuneCountInString(err.Error()); n > maxMessage+1 {
+			if n := utf8.RuneCountInString(err.Error()); n > condition.MaxMessage+1 {
 				t.Errorf("message of %d characters", n)
 			}
 		})
@@ -128,21 +129,21 @@ func TestBoundsFromTheCRD(t *testing.T) {
 // whatever the spec holds (its schema's maxLength is 32,768).
 func TestMessagesStayWritable(t *testing.T) {
 	long := strings.Repeat("x", 40000)
-	if q := quote(long); utf8.RuneCountInString(q) != maxQuoted+3 || !strings.HasSuffix(q, `…"`) {
+	if q := condition.Quote(long); utf8.RuneCountInString(q) != condition.MaxQuoted+3 || !strings.HasSuffix(q, `…"`) {
 		t.Errorf("quote kept %d characters: %.40s...", utf8.RuneCountInString(q), q)
 	}
-	if q := quote("short"); q != `"short"` {
+	if q := condition.Quote("short"); q != `"short"` {
 		t.Errorf("quote(short) = %s", q)
 	}
-	if c := cut(strings.Repeat("é", 10), 4); c != "éééé…" {
+	if c := condition.Cut(strings.Repeat("é", 10), 4); c != "éééé…" {
 		t.Errorf("cut by characters: %s", c)
 	}
 	// A spec stored before the bounds, naming a Secret of 40,000
 	// characters that does not exist: the message quotes it cut.
-	in := statusFacts{errors: []*fieldError{{ReasonReferenceNotFound, "secretRef.name", "names Secret " + quote(long) + ", which does not exist"}}}
+	in := statusFacts{errors: []*condition.FieldError{{Reason: condition.ReasonReferenceNotFound, Field: "secretRef.name", Message: "names Secret " + condition.Quote(long) + ", which does not exist"}}}
 	st := makeStatus(&wire.Parent{}, instance.For("m"), wire.Children{}, testEnv().Now, in)
 	for _, c := range st.Conditions {
-		if n := utf8.RuneCountInString(c.Message); n > 2*maxQuoted {
+		if n := utf8.RuneCountInString(c.Message); n > 2*condition.MaxQuoted {
 			t.Errorf("%s: message of %d characters", c.Type, n)
 		}
 	}

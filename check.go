@@ -48,7 +48,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, r)
 		rolling[r.Namespace+"/"+r.Name] = true
 	}
-	fmt.Fprintf(stdout, "Monocles checked: %d; applied in full: %d; not: %d; rolled onto a new default image: %d\n",
+	fmt.Fprintf(stdout, "Monocles checked: %d; applied in full: %d; not: %d; rolled: %d\n",
 		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
 	if len(rep.Refusals) > 0 {
 		return 1

@@ -22,9 +22,10 @@ func TestCheckGate(t *testing.T) {
 		"the test objects": {args: []string{"-f", "hook/testdata/check-objects.yaml"}, code: 1, out: []string{
 			"b/old-bounds: InvalidSpec: spec.tolerations[0].value",
 			"b/old-image: rolls the API and the crawler from quay.io/change-metrics/monocle:1.10.0 to quay.io/change-metrics/monocle:1.11.2",
-			"Monocles checked: 7; applied in full: 3; not: 4; rolled onto a new default image: 1",
+			"b/slash: rolls the API from https://monocle.example.com/ to https://monocle.example.com (its public URL as Monocle serves it)",
+			"Monocles checked: 8; applied in full: 4; not: 4; rolled: 2",
 		}},
-		"an example": {args: []string{"-f", "examples/monocle-sample.yaml"}, code: 0, out: []string{"Monocles checked: 1; applied in full: 1; not: 0; rolled onto a new default image: 0"}},
+		"an example": {args: []string{"-f", "examples/monocle-sample.yaml"}, code: 0, out: []string{"Monocles checked: 1; applied in full: 1; not: 0; rolled: 0"}},
 		"no -f":      {code: 2, err: "-f is required"},
 	}
 	for name, tc := range tests {

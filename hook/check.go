@@ -30,14 +30,15 @@ type Report struct {
 	Rolls    []Roll
 }
 
-// Roll is a Monocle that sets no image of its own and runs another one than
-// this hook's default: upgrading to this hook rolls those pods.
+// Roll is a Monocle whose pods upgrading to this hook rolls, and why: it
+// sets no image of its own and runs another one than this hook's default,
+// or its public URL is written another way (a trailing slash dropped).
 type Roll struct {
-	Namespace, Name, Component, From, To string
+	Namespace, Name, Component, From, To, Why string
 }
 
 func (r Roll) String() string {
-	return printable.Escape(fmt.Sprintf("%s/%s: rolls %s from %s to %s (the new default image)", r.Namespace, r.Name, r.Component, r.From, r.To))
+	return printable.Escape(fmt.Sprintf("%s/%s: rolls %s from %s to %s (%s)", r.Namespace, r.Name, r.Component, r.From, r.To, r.Why))
 }
 
 // Check answers every Monocle in objects (the output of `kubectl get
@@ -69,16 +70,17 @@ func Check(data []byte, env Env) (Report, error) {
 				rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
 			}
 		}
-		rep.Rolls = append(rep.Rolls, defaultImageRolls(monocle, md.Namespace, md.Name)...)
+		rep.Rolls = append(rep.Rolls, rolls(monocle, md.Namespace, md.Name, resp.Status.URL)...)
 	}
 	slices.SortFunc(rep.Refusals, func(a, b Refusal) int { return strings.Compare(a.String(), b.String()) })
 	slices.SortFunc(rep.Rolls, func(a, b Roll) int { return strings.Compare(a.String(), b.String()) })
 	return rep, nil
 }
 
-// defaultImageRolls compares the images a Monocle's status says run with
-// the defaults, for the images its spec leaves to them.
-func defaultImageRolls(monocle []byte, namespace, name string) []Roll {
+// rolls compares the images a Monocle's status says run with the defaults,
+// for the images its spec leaves to them, and the public URL its status
+// says the API runs with with the one it would get (url).
+func rolls(monocle []byte, namespace, name, url string) []Roll {
 	var m struct {
 		Spec struct {
 			Image         string `json:"image"`
@@ -89,17 +91,21 @@ func defaultImageRolls(monocle []byte, namespace, name string) []Roll {
 		} `json:"spec"`
 		Status struct {
 			Versions v1alpha1.Versions `json:"versions"`
+			URL      string            `json:"url"`
 		} `json:"status"`
 	}
 	if json.Unmarshal(monocle, &m) != nil {
 		return nil
 	}
-	var rolls []Roll
+	var out []Roll
 	if v := m.Status.Versions.Monocle; m.Spec.Image == "" && v != "" && v != DefaultImage {
-		rolls = append(rolls, Roll{namespace, name, "the API and the crawler", v, DefaultImage})
+		out = append(out, Roll{namespace, name, "the API and the crawler", v, DefaultImage, "the new default image"})
 	}
 	if v := m.Status.Versions.Elasticsearch; m.Spec.Elasticsearch.Image == "" && v != "" && v != DefaultElasticImage {
-		rolls = append(rolls, Roll{namespace, name, "Elasticsearch", v, DefaultElasticImage})
+		out = append(out, Roll{namespace, name, "Elasticsearch", v, DefaultElasticImage, "the new default image"})
 	}
-	return rolls
+	if v := m.Status.URL; v != "" && url != "" && v != url {
+		out = append(out, Roll{namespace, name, "the API", v, url, "its public URL as Monocle serves it"})
+	}
+	return out
 }

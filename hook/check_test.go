@@ -21,8 +21,8 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Checked != 7 {
-		t.Errorf("%d Monocles checked, want 7", rep.Checked)
+	if rep.Checked != 8 {
+		t.Errorf("%d Monocles checked, want 8", rep.Checked)
 	}
 	var got []string
 	for _, r := range rep.Refusals {
@@ -44,8 +44,12 @@ func TestCheck(t *testing.T) {
 			}
 		}
 	}
-	// An older default image running, no image of its own: it rolls.
-	want := []Roll{{"b", "old-image", "the API and the crawler", "quay.io/change-metrics/monocle:1.10.0", DefaultImage}}
+	// An older default image running, no image of its own: it rolls; so
+	// does an API whose public URL loses its trailing slash.
+	want := []Roll{
+		{"b", "old-image", "the API and the crawler", "quay.io/change-metrics/monocle:1.10.0", DefaultImage, "the new default image"},
+		{"b", "slash", "the API", "https://monocle.example.com/", "https://monocle.example.com", "its public URL as Monocle serves it"},
+	}
 	if !slices.Equal(rep.Rolls, want) {
 		t.Errorf("rolls %v, want %v", rep.Rolls, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -184,11 +185,63 @@ func resolvePublicURL(spec *Spec, s *settings) *condition.FieldError {
 			urlValue = scheme + "://" + in.Host
 		}
 	}
-	s.publicURL = cmp.Or(urlValue, DefaultPublicURL)
-	if u, err := url.Parse(s.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return condition.Invalid(urlField, "%s is not an http or https URL", condition.Quote(s.publicURL))
+	publicURL, ferr := servedURL(urlField, cmp.Or(urlValue, DefaultPublicURL))
+	if ferr != nil {
+		return ferr
+	}
+	s.publicURL = publicURL
+	return checkTitle(spec.WebappTitle)
+}
+
+// servedURL is the public URL as Monocle 1.11.2 can serve it, or why not.
+// The API writes it verbatim into a JavaScript string of the web UI's
+// inline script (src/Monocle/Main.hs:57, web/public/index.html:11), and the
+// UI appends "/api/2/..." to it (web/src/components/WebApi.res:20): a
+// trailing slash makes every call "//api/2/...", which no route matches
+// (the UI then shows no data), so it is dropped, as Monocle's own OIDC
+// code does (src/Monocle/Config.hs:323). A path cannot be served: the UI
+// loads its bundle from /dist and reads its first path segment as the
+// workspace (web/src/App.res:338). Monocle's getURL takes only a lowercase
+// "http://" or "https://" (src/CLI.hs:128-132, else it prepends
+// "http://"), so the scheme is written lowercase.
+func servedURL(field, value string) (string, *condition.FieldError) {
+	u, err := url.Parse(value)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", condition.Invalid(field, "%s is not an http or https URL", condition.Quote(value))
+	}
+	switch {
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(value, "#"):
+		return "", condition.Invalid(field, "%s has credentials, a query or a fragment: Monocle's web UI appends /api/2/... to it as written", condition.Quote(value))
+	case strings.Trim(u.Path, "/") != "":
+		return "", condition.Invalid(field, "%s has a path: Monocle 1.11.2 serves its web UI at the root of a host only (its bundle is loaded from /dist)", condition.Quote(value))
+	case !scriptSafe(u.Host) || strings.ContainsFunc(u.Host, func(r rune) bool { return r >= utf8.RuneSelf }) || strings.Contains(u.Host, "__TITLE__"):
+		return "", condition.Invalid(field, "%s has a character Monocle's web UI cannot take in its inline script (a quote, a backslash, <, a control or non-ASCII character: write an IDN host in its xn-- form)", condition.Quote(value))
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// checkTitle: webappTitle is written verbatim into a JavaScript string of
+// the web UI's inline script (src/Monocle/Main.hs:57,
+// web/public/index.html:12): a quote, a backslash or a line break ends or
+// corrupts the script (the UI then shows nothing), and "</script" would
+// end the element and let the title write HTML.
+func checkTitle(title string) *condition.FieldError {
+	if !scriptSafe(title) {
+		return condition.Invalid("webappTitle", "%s has a character Monocle's web UI cannot take in its inline script (a quote, a backslash, <, or a control character)", condition.Quote(title))
 	}
 	return nil
+}
+
+// scriptSafe: s can stand inside a double-quoted JavaScript string of an
+// inline <script> as it is. Control characters and line terminators
+// (U+2028 and U+2029 too, which browsers before ES2019 refuse in a
+// string), quotes, backslashes and < (which could end the element) are not.
+// (A host must also be ASCII: Monocle's image sets no locale, so a process
+// reads a non-ASCII byte of its environment as U+FFFD.)
+func scriptSafe(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == '"' || r == '\\' || r == '<' || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r <= 0x9f)
+	})
 }
 
 // checkImages: the API server takes a template whose image has spaces

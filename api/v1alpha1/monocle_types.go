@@ -38,12 +38,14 @@ type MonocleSpec struct {
 	// "Network error" when it is wrong. Wins over monoclePublicURL. Without either, it is
 	// the ingress's URL, else http://localhost:8090, the address of `kubectl port-forward
 	// svc/<name>-api 8090:8080` (not the Service's URL: a browser cannot resolve it).
+	// Monocle 1.11.2 serves its UI at the root of a host: a scheme and a host (with a
+	// port, if any), with no path, query, fragment or credentials; a trailing slash is dropped.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^https?://.+$`
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#@"\\<\x00-\x20\x7f-\x{10FFFF}]+/*$`
 	PublicURL string `json:"publicURL,omitempty"`
 	// The seed operator's name for publicURL, kept so its objects keep working. publicURL wins when both are set.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^https?://.+$`
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#@"\\<\x00-\x20\x7f-\x{10FFFF}]+/*$`
 	MonoclePublicURL string `json:"monoclePublicURL,omitempty"`
 	// The Monocle container image, for the API, the crawler and the update-idents Job.
 	// Defaults to quay.io/change-metrics/monocle:1.11.2. Changing it rolls the API and
@@ -51,8 +53,10 @@ type MonocleSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^[^\s]+$`
 	Image string `json:"image,omitempty"`
-	// The web UI's title (MONOCLE_WEBAPP_TITLE).
+	// The web UI's title (MONOCLE_WEBAPP_TITLE). Monocle writes it into a JavaScript string
+	// of the page as it is: no quote, backslash, < or control character.
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[^"\\<\x00-\x1f\x7f\x{80}-\x{9f}\x{2028}\x{2029}]*$`
 	WebappTitle string `json:"webappTitle,omitempty"`
 	// The seed operator's name for elasticsearch.storageSize, which wins over it.
 	// +kubebuilder:validation:MaxLength=64

@@ -38,7 +38,8 @@ func (s *schema) rule(part string) bool {
 // applies whole: every list at its maxItems, every map at its
 // maxProperties, every string at its maxLength, read from the CRD itself
 // (crdYAML: crd/monocle.yaml), so that a bound raised in the CRD raises it
-// here. Free-form strings are '<', which JSON escapes to six bytes.
+// here. Free-form strings are '>', which JSON escapes to six bytes (not
+// '<': Monocle's web UI cannot take it in its title).
 // Where the schema's rules tie fields together (an operator and its
 // values, url or urlSecretRef, a quantity), the values are chosen in
 // fixed, a table by path; a string field with a rule or pattern that
@@ -85,9 +86,12 @@ func fixedValues(secretName string) map[string]any {
 		"spec.secretRef":    map[string]any{"name": secretName},
 		// The largest config Monocle takes whose JSON-escaped form fits
 		// the CRD's bound (its quotes double).
-		"spec.config":                              largestConfig(),
-		"spec.publicURL":                           "https://monocle.example.com/" + strings.Repeat("<", 2048-len("https://monocle.example.com/")),
+		"spec.config": largestConfig(),
+		// Monocle serves its UI at a host's root only: the longest URL is
+		// all host.
+		"spec.publicURL":                           "https://" + strings.Repeat("m", 2048-len("https://")),
 		"spec.monoclePublicURL":                    omit,
+		"spec.webappTitle":                         strings.Repeat(">", 256),
 		"spec.image":                               "quay.io/change-metrics/monocle:" + strings.Repeat("1", 512-len("quay.io/change-metrics/monocle:")),
 		"spec.elasticsearch.image":                 "docker.elastic.co/elasticsearch/elasticsearch:" + strings.Repeat("7", 512-len("docker.elastic.co/elasticsearch/elasticsearch:")),
 		"spec.storageSize":                         "10Gi",
@@ -264,7 +268,7 @@ func (g *generator) text(path string, s *schema) (string, error) {
 	if strings.HasSuffix(path, ".key") && strings.Contains(path, "urlSecretRef") {
 		return labelValue(tag, n), nil
 	}
-	return strings.Repeat("<", n), nil
+	return strings.Repeat(">", n), nil
 }
 
 // labelValue is n characters: tag, then 'a's, ending with a letter.

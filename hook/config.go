@@ -44,9 +44,13 @@ type validConfig struct {
 	hash   string // names the mounted ConfigMap
 	idents string // hash of every workspace's idents: names the update-idents Job
 	// What Monocle reads once running (oncerunning.go).
-	tokens   monocleconfig.Tokens
-	oidc     bool
-	warnings []monocleconfig.Problem
+	tokens monocleconfig.Tokens
+	oidc   bool
+	// enforceAuth and oidcSecret: monocleconfig.Config's EnforceAuth and
+	// OIDCSecret.
+	enforceAuth bool
+	oidcSecret  string
+	warnings    []monocleconfig.Problem
 }
 
 // configSource is the config.yaml the user means: the one in their
@@ -109,12 +113,14 @@ func validateConfig(n instance.Names, s settings, text string, env func(string) 
 		return validConfig{}, &condition.FieldError{Reason: condition.ReasonConfigInvalid, Field: "config", Message: "idents cannot be encoded: " + err.Error()}
 	}
 	return validConfig{
-		text:     text,
-		hash:     hashOf([]byte(text))[:configHashLength],
-		idents:   hashOf(canonical)[:instance.IdentsHashLength],
-		tokens:   cfg.Tokens,
-		oidc:     cfg.OIDC,
-		warnings: cfg.Warnings,
+		text:        text,
+		hash:        hashOf([]byte(text))[:configHashLength],
+		idents:      hashOf(canonical)[:instance.IdentsHashLength],
+		tokens:      cfg.Tokens,
+		oidc:        cfg.OIDC,
+		enforceAuth: cfg.EnforceAuth,
+		oidcSecret:  cfg.OIDCSecret,
+		warnings:    cfg.Warnings,
 	}, nil
 }
 

@@ -205,6 +205,40 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 	return &condition.FieldError{Reason: condition.ReasonLoginKeyTooShort, Field: "", Message: message}, ""
 }
 
+// loginSecret holds the API when its config enforces login and its pods
+// lack the OIDC client secret, or get it empty: Monocle would then log
+// AuthSystemFailed and serve every workspace to anyone
+// (src/Monocle/Config.hs:297-318, src/Monocle/Main.hs:166-171,
+// src/Monocle/Api/Server.hs:103-112). It fails closed: a running API keeps
+// its template, a new Monocle gets no API. Without enforce_auth, the config
+// check's warning is a note.
+func loginSecret(namespace string, n instance.Names, s settings, cfg validConfig, envData []map[string][]byte, apiRuns bool) *condition.FieldError {
+	if !cfg.enforceAuth || cfg.oidcSecret == "" || envNonEmpty(envData, cfg.oidcSecret) {
+		return nil
+	}
+	held := "no API (and no crawler) is made"
+	if apiRuns {
+		held = "the API and the crawler keep their running templates"
+	}
+	secret := cmp.Or(s.secret, n.API)
+	variable := []monocleconfig.MissingToken{{Variable: cfg.oidcSecret}}
+	return &condition.FieldError{Reason: condition.ReasonLoginSecretMissing, Message: fmt.Sprintf(
+		"the config enforces login (auth.enforce_auth: true), and the API reads its OIDC client secret from %s, which its pods do not get, or get empty: "+
+			"Monocle would start without login and serve every workspace to anyone; %s until the Secret %s has it: %s",
+		condition.Quote(cfg.oidcSecret), held, condition.Quote(secret), addKeys(namespace, secret, variable, condition.MaxMessage/2))}
+}
+
+// envNonEmpty: a Secret in the pods' environment has name, not empty.
+func envNonEmpty(envData []map[string][]byte, name string) bool {
+	// envFrom: a later source wins.
+	for i := len(envData) - 1; i >= 0; i-- {
+		if v, ok := envData[i][name]; ok {
+			return len(v) > 0
+		}
+	}
+	return false
+}
+
 // ingressAffinityNote tells what the hook cannot choose: an Ingress
 // controller sends traffic to the pods itself, past the Service's affinity,
 // and each has its own annotations for it. Only the one it names is known

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -359,5 +360,117 @@ func TestCrawlersAPIKeyIsOneValue(t *testing.T) {
 				t.Errorf("SpecApplied %+v", c)
 			}
 		})
+	}
+}
+
+// A config that enforces login, with the OIDC client secret missing or
+// empty, would make Monocle serve every workspace to anyone
+// (src/Monocle/Config.hs:297-318: AuthSystemFailed, no provider;
+// src/Monocle/Api/Server.hs:103-112: no provider, no check): it fails
+// closed. A running API keeps its template, a new Monocle gets no API until
+// the Secret has it, and then gets one.
+func TestLoginSecretMissing(t *testing.T) {
+	n := instance.For("monocle-sample")
+	oidc := func(name string, enforce bool) string {
+		return fmt.Sprintf("auth:\n  enforce_auth: %v\n  auth_provider:\n    oidc_provider_name: %q\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n", enforce, name)
+	}
+	user := func(data map[string]string) wire.Related {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens"}, Data: map[string][]byte{}}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return wire.Related{Secrets: map[string]*corev1.Secret{"tokens": s}}
+	}
+	const variable = "MONOCLE_OIDC_SSO_CLIENT_SECRET"
+	withUser := `{"secretRef":{"name":"tokens"}}`
+	tests := map[string]struct {
+		spec      string
+		related   wire.Related
+		generated map[string]string // keys added to the observed generated Secret
+		reason    string            // SpecApplied's
+		says      []string
+	}{
+		"enforced, no secret: held": {
+			spec: configSpec(t, oidc("sso", true), ""), reason: condition.ReasonLoginSecretMissing,
+			says: []string{`from "MONOCLE_OIDC_SSO_CLIENT_SECRET", which its pods do not get`, "serve every workspace to anyone", "the API and the crawler keep their running templates",
+				"kubectl -n default create secret generic monocle-sample-api --from-file=MONOCLE_OIDC_SSO_CLIENT_SECRET=./token-1 --dry-run=client -o json | kubectl -n default patch secret monocle-sample-api --type=merge --patch-file=/dev/stdin"},
+		},
+		"enforced, in the generated Secret": {
+			spec: configSpec(t, oidc("sso", true), ""), generated: map[string]string{variable: "s3cret"}, reason: "Applied",
+		},
+		"enforced, empty in the generated Secret: held": {
+			spec: configSpec(t, oidc("sso", true), ""), generated: map[string]string{variable: ""}, reason: condition.ReasonLoginSecretMissing,
+		},
+		"enforced, in the user's Secret": {
+			spec: configSpec(t, oidc("sso", true), withUser), related: user(map[string]string{variable: "s3cret"}), reason: "Applied",
+		},
+		"enforced, empty in the user's Secret over the generated one's (envFrom: the later wins): held": {
+			spec: configSpec(t, oidc("sso", true), withUser), related: user(map[string]string{variable: ""}), generated: map[string]string{variable: "s3cret"},
+			reason: condition.ReasonLoginSecretMissing, says: []string{`until the Secret "tokens" has it`, "create secret generic tokens --from-file=MONOCLE_OIDC_SSO_CLIENT_SECRET=./token-1"},
+		},
+		"enforced, a provider name with a space": {
+			spec: configSpec(t, oidc("my sso", true), ""), reason: condition.ReasonLoginSecretMissing, says: []string{`"MONOCLE_OIDC_MY_SSO_CLIENT_SECRET"`},
+		},
+		"not enforced, no secret: a note": {
+			spec: configSpec(t, oidc("sso", false), ""), reason: "Applied", says: []string{"it starts without login (AuthSystemFailed)"},
+		},
+		// Config.hs:290: an empty mandatory setting is AuthSystemFailed too.
+		"enforced, an empty OIDC setting: the config is refused": {
+			spec: configSpec(t, strings.Replace(oidc("sso", true), "oidc_client_id: monocle", "oidc_client_id: ''", 1), ""), reason: condition.ReasonConfigInvalid,
+			says: []string{"enforces login (enforce_auth: true), but an OIDC setting"},
+		},
+		// Config.hs:323: Data.Text.toUpper; the variable must be a Secret key.
+		"a provider name no variable of a Secret can follow": {
+			spec: configSpec(t, oidc("sso/é", true), ""), reason: condition.ReasonConfigInvalid, says: []string{"oidc_provider_name", "is not a name the hook can follow"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
+			req := steady(t, tc.spec)
+			req.Related = tc.related
+			for k, v := range tc.generated {
+				req.Children.Secrets[n.API].Data[k] = []byte(v)
+			}
+			a := decodeAnswer(t, syncJSON(t, req))
+			c := a.Status.Condition(condition.ConditionSpecApplied)
+			if c.Reason != tc.reason {
+				t.Fatalf("SpecApplied %+v, want reason %s", c, tc.reason)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(c.Message, s) {
+					t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
+				}
+			}
+			if strings.Contains(c.Message, "s3cret") {
+				t.Error("the message shows the secret")
+			}
+			held := tc.reason != "Applied"
+			for _, name := range []string{n.API, n.Crawler} {
+				if same := reflect.DeepEqual(a.child("Deployment", name)["spec"], before.child("Deployment", name)["spec"]); same != held {
+					t.Errorf("%s answered as it runs: %v, want %v", name, same, held)
+				}
+			}
+		})
+	}
+
+	// A new Monocle: no API, no crawler, until the secret is there.
+	req := fixture(t, "sync-v1-new-parent")
+	req.Parent.Spec = json.RawMessage(configSpec(t, oidc("sso", true), withUser))
+	req.Related = user(nil)
+	a := decodeAnswer(t, syncJSON(t, req))
+	if c := a.Status.Condition(condition.ConditionSpecApplied); c.Reason != condition.ReasonLoginSecretMissing || !strings.Contains(c.Message, "no API (and no crawler) is made") {
+		t.Errorf("SpecApplied %+v", c)
+	}
+	if a.child("Deployment", n.API) != nil || a.child("Deployment", n.Crawler) != nil {
+		t.Errorf("a new Monocle that would serve without login gets %v", a.names())
+	}
+	req.Related = user(map[string]string{variable: "s3cret"})
+	a = decodeAnswer(t, syncJSON(t, req))
+	if c := a.Status.Condition(condition.ConditionSpecApplied); c.Status != metav1.ConditionTrue {
+		t.Errorf("with the secret: SpecApplied %+v", c)
+	}
+	if a.child("Deployment", n.API) == nil || a.child("Deployment", n.Crawler) == nil {
+		t.Errorf("with the secret: %v", a.names())
 	}
 }

@@ -53,13 +53,14 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 	}
 	facts := podFacts{url: s.publicURL, crawler: s.crawler, errors: missing}
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
-	var crawlerHold, keyHold *condition.FieldError
+	var crawlerHold, keyHold, loginHold *condition.FieldError
 	if len(missing) == 0 {
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
 		crawlerHold, keyHold, facts.notes = runtimeHolds(namespace, n, s, cfg, secret, rel, envData, api != nil, crawler != nil)
+		loginHold = loginSecret(namespace, n, s, cfg, envData, api != nil)
 	}
-	for _, h := range []*condition.FieldError{crawlerHold, keyHold} {
+	for _, h := range []*condition.FieldError{loginHold, crawlerHold, keyHold} {
 		if h != nil {
 			facts.errors = append(facts.errors, h)
 		}
@@ -76,7 +77,12 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 			facts.notes = append(facts.notes, note)
 		}
 	}
-	children, err := runningPods(n, s, obs, env, generated, cfg, hashSecrets(hashed), keyHold != nil && api != nil, crawlerHold == nil)
+	// A running API keeps its template; a new one is made despite a short
+	// key (it logs everyone out on restarts), never without the login its
+	// config enforces.
+	apiHeld := (keyHold != nil || loginHold != nil) && api != nil
+	apiWithheld := loginHold != nil && api == nil
+	children, err := runningPods(n, s, obs, env, generated, cfg, hashSecrets(hashed), apiHeld, apiWithheld, crawlerHold == nil)
 	if err != nil {
 		return nil, facts, err
 	}
@@ -122,15 +128,16 @@ func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfi
 // ConfigMaps, the API and the crawler (or the one a runtime hold keeps as it
 // runs), and the earlier mounted configs pods may still mount.
 func runningPods(n instance.Names, s settings, obs wire.Children, env Env, generated map[string]string, cfg validConfig,
-	secretHash string, apiHeld, crawlerFree bool) ([]wire.Child, error) {
+	secretHash string, apiHeld, apiWithheld, crawlerFree bool) ([]wire.Child, error) {
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	mounted := n.MountedConfig(cfg.hash)
 	r := rollout{config: mounted, secretHash: secretHash}
 	children := []wire.Child{makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)}
 	var held []wire.Observed // the workloads kept as they run
-	if apiHeld {
+	switch {
+	case apiHeld:
 		held = append(held, wire.Observed{Object: api, Type: wire.TypeDeployment})
-	} else {
+	case !apiWithheld:
 		children = append(children, makeAPIDeployment(n, s, r))
 	}
 	// Earlier mounted configs stay while pods may still mount them.
@@ -141,7 +148,7 @@ func runningPods(n instance.Names, s settings, obs wire.Children, env Env, gener
 	children = append(children, earlier...)
 	// A held API holds the crawler too: it would push to an API that runs
 	// another config (unknown crawlers, another crawlers_api_key).
-	if s.crawler && crawlerFree && !apiHeld {
+	if s.crawler && crawlerFree && !apiHeld && !apiWithheld {
 		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
 	} else if s.crawler && crawler != nil {
 		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})

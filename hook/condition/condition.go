@@ -73,6 +73,11 @@ const (
 	// ReasonLoginKeyTooShort: MONOCLE_JWK_GEN_KEY is under 64 bytes; the
 	// API keeps its running template.
 	ReasonLoginKeyTooShort = "LoginKeyTooShort"
+	// ReasonLoginSecretMissing: the config enforces login, and the API's
+	// pods lack the OIDC client secret (or get it empty): Monocle would
+	// serve every workspace with no login. The API keeps its running
+	// template; a new Monocle gets no API (nor crawler) until it is there.
+	ReasonLoginSecretMissing = "LoginSecretMissing"
 )
 
 // FieldError names the spec field the hook cannot honour and why. Reason is

@@ -35,7 +35,7 @@ type Form struct {
 // TestPrintedCommandsAreForms reads every command out of the hook's
 // messages and the Jobs' comments and fails on one that is not here.
 var Forms = []Form{
-	{By: "CrawlerTokenMissing (hook/oncerunning.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
+	{By: "CrawlerTokenMissing and LoginSecretMissing (hook/oncerunning.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
 		Text: "kubectl -n NAMESPACE create secret generic NAME FROM-FILES --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
 	{By: "LoginKeyTooShort (hook/oncerunning.go)",
 		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},

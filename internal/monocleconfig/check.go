@@ -16,6 +16,9 @@ type checker struct {
 	warnings []Problem
 	tokens   tokenCheck
 	oidc     bool
+	// enforceAuth and oidcSecret: Config's EnforceAuth and OIDCSecret.
+	enforceAuth bool
+	oidcSecret  string
 }
 
 // problemAt is a problem with the value of key in the one checked.
@@ -67,7 +70,7 @@ func (c *checker) check(value any) *Config {
 	})
 	out.Warnings = c.warnings
 	out.Tokens = c.tokens.result()
-	out.OIDC = c.oidc
+	out.OIDC, out.EnforceAuth, out.OIDCSecret = c.oidc, c.enforceAuth, c.oidcSecret
 	return out
 }
 
@@ -203,17 +206,38 @@ func (c *checker) checkAuth(auth *recordValue) {
 		c.problem("is read as a GitHub auth provider (github_oauth_name, github_oauth_client_id), with which Monocle 1.11.2's API does not start (\"GithubAuthProvider not yet supported\")")
 	case altOIDC:
 		c.oidc = true
+		c.enforceAuth = auth.get("enforce_auth") == true
 		// getAuthProvider: a misconfigured OIDC provider is logged
-		// (AuthSystemFailed) and the API runs without login.
+		// (AuthSystemFailed) and the API runs without login: with
+		// enforce_auth too, it serves every workspace to anyone
+		// (src/Monocle/Main.hs:166-171; src/Monocle/Api/Server.hs:103-112,
+		// checkAuth: no provider, no check).
 		p := provider.payload
 		name := p.text("oidc_provider_name")
 		if name == "" || p.text("oidc_issuer_url") == "" || p.text("oidc_client_id") == "" {
+			if c.enforceAuth {
+				c.problem("enforces login (enforce_auth: true), but an OIDC setting (oidc_issuer_url, oidc_client_id, oidc_provider_name) is empty: Monocle would start without login and serve every workspace to anyone (AuthSystemFailed)")
+				return
+			}
 			c.warn("an OIDC setting is empty: the API starts without login (AuthSystemFailed)")
 			return
 		}
-		secret := "MONOCLE_OIDC_" + strings.ReplaceAll(strings.ToUpper(name), " ", "_") + "_CLIENT_SECRET"
-		if c.env != nil && !c.envSet(secret) {
-			c.warn("the API reads the OIDC client secret from %s, which its pod does not get: it starts without login (AuthSystemFailed)", envName(secret))
+		// Config.hs:322-324: Data.Text.toUpper, a full Unicode mapping
+		// that Go's strings.ToUpper is not: on ASCII they agree.
+		if strings.ContainsFunc(name, func(r rune) bool { return !secretKeyRune(r) && r != ' ' }) {
+			c.problemAt("oidc_provider_name", "%s is not a name the hook can follow: the API reads its client secret from MONOCLE_OIDC_<the name, upper case, spaces as _>_CLIENT_SECRET, which must be a Secret's key (letters, digits, '-', '_' and '.' of ASCII)", quoteName(name))
+			return
+		}
+		c.oidcSecret = "MONOCLE_OIDC_" + strings.ReplaceAll(strings.ToUpper(name), " ", "_") + "_CLIENT_SECRET"
+		if c.env != nil && !c.envSet(c.oidcSecret) && !c.enforceAuth {
+			// Enforced, the hook holds the API instead (LoginSecretMissing).
+			c.warn("the API reads the OIDC client secret from %s, which its pod does not get: it starts without login (AuthSystemFailed)", envName(c.oidcSecret))
 		}
 	}
+}
+
+// secretKeyRune: r may be in a Secret's key (validation.IsConfigMapKey), so
+// in a variable its envFrom gives the pods.
+func secretKeyRune(r rune) bool {
+	return r == '-' || r == '_' || r == '.' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
 }

@@ -131,6 +131,12 @@ type Config struct {
 	// OIDC: the config sets an OIDC auth provider, whose login state each
 	// API process keeps in memory (src/Monocle/Api/Jwt.hs, sessionStore).
 	OIDC bool
+	// EnforceAuth: the config asks for login (auth.enforce_auth: true).
+	EnforceAuth bool
+	// OIDCSecret is the variable the API reads the OIDC client secret from
+	// once running (src/Monocle/Config.hs:294-296), "" without OIDC. Set
+	// but empty, it is as missing (Config.hs:309-313): login is off.
+	OIDCSecret string
 	// Warnings are about the OIDC client secret, which the API reads once
 	// running: without it, it starts without login. At most 20 are listed.
 	Warnings []Problem

@@ -720,3 +720,35 @@ func TestErrorIsCapped(t *testing.T) {
 		t.Error("the message quotes a whole 300-byte name")
 	}
 }
+
+// What the hook needs to fail closed on login: whether the config enforces
+// it (a boolean as Monocle's YAML reads it) and the variable of the OIDC
+// client secret (src/Monocle/Config.hs:322-324).
+func TestEnforceAuthAndOIDCSecret(t *testing.T) {
+	auth := func(enforce, name string) string {
+		return "auth:\n" + enforce + "  auth_provider:\n    oidc_provider_name: " + name + "\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
+	}
+	for name, tc := range map[string]struct {
+		yaml     string
+		enforce  bool
+		variable string
+	}{
+		"enforced":                {auth("  enforce_auth: true\n", "sso"), true, "MONOCLE_OIDC_SSO_CLIENT_SECRET"},
+		"enforced, True":          {auth("  enforce_auth: True\n", "sso"), true, "MONOCLE_OIDC_SSO_CLIENT_SECRET"},
+		"not enforced":            {auth("  enforce_auth: false\n", "sso"), false, "MONOCLE_OIDC_SSO_CLIENT_SECRET"},
+		"unset":                   {auth("", "sso"), false, "MONOCLE_OIDC_SSO_CLIENT_SECRET"},
+		"a name with a space":     {auth("  enforce_auth: true\n", "'my sso'"), true, "MONOCLE_OIDC_MY_SSO_CLIENT_SECRET"},
+		"a name with a dot and -": {auth("  enforce_auth: true\n", "sso.corp-1"), true, "MONOCLE_OIDC_SSO.CORP-1_CLIENT_SECRET"},
+		"no auth":                 {"workspaces: []\n", false, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tc.yaml), func(string) bool { return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.EnforceAuth != tc.enforce || cfg.OIDCSecret != tc.variable {
+				t.Errorf("EnforceAuth %v, OIDCSecret %q; want %v, %q", cfg.EnforceAuth, cfg.OIDCSecret, tc.enforce, tc.variable)
+			}
+		})
+	}
+}

@@ -116,7 +116,7 @@ func (d *decoder) decode(t dhallType, n *yaml.Node) (any, bool) {
 			d.problem("must be true or false, not %s%s", k, hint)
 			return nil, false
 		}
-		return true, true
+		return strings.EqualFold(deref(n).Value, "true"), true
 	case listType:
 		return d.decodeList(t, n)
 	case *record:

@@ -169,3 +169,80 @@ func TestOIDCAffinityOnTheServer(t *testing.T) {
 		}
 	}
 }
+
+// A config that enforces login before the Secret has its OIDC client secret:
+// a new Monocle gets no API and no crawler (Monocle would serve every
+// workspace to anyone); the command the condition prints adds it, and they
+// are made. Running, the key removed holds the API as it runs; the command
+// with a new secret rolls it once.
+func TestLoginSecretHoldsTheAPI(t *testing.T) {
+	ctx := context.Background()
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	config := "auth:\n  enforce_auth: true\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces:\n  - name: demo\n    crawlers: []\n"
+	d.createMonocle("o", map[string]any{"config": config})
+	d.converge("o")
+	d.markReady("StatefulSet.apps/v1", "o-elastic")
+	d.converge("o")
+	children := d.children(d.monocle("o").GetUID())["Deployment.apps/v1"]
+	if _, ok := children["o-api"]; ok {
+		t.Fatal("an API was made that would serve without login")
+	}
+	if _, ok := children["o-crawler"]; ok {
+		t.Fatal("a crawler was made with no API")
+	}
+	addSecret := func(value string) {
+		t.Helper()
+		c := conditionOf(d.monocle("o"), "SpecApplied")
+		msg, _ := c["message"].(string)
+		_, command, found := strings.Cut(msg, "./token-1) and run ")
+		if c["reason"] != "LoginSecretMissing" || !found || !strings.Contains(msg, `to its file ("MONOCLE_OIDC_SSO_CLIENT_SECRET" to ./token-1)`) {
+			t.Fatalf("SpecApplied = %v", c)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "token-1"), []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("running: %s", command)
+		shell(t, adminKubeconfig(t, "e2e-oidc-admin"), "cd "+dir+" && "+command)
+	}
+	addSecret("oidc-e2e")
+	r := d.sync("o")
+	if want := []string{"Deployment.apps/v1/o-api", "Deployment.apps/v1/o-crawler"}; !slices.Equal(r.created, want) {
+		t.Errorf("created %v, want %v", r.created, want)
+	}
+	d.markReady("Deployment.apps/v1", "o-api")
+	d.markReady("Deployment.apps/v1", "o-crawler")
+	d.converge("o")
+	if c := conditionOf(d.monocle("o"), "SpecApplied"); c["status"] != "True" {
+		t.Fatalf("SpecApplied = %v", c)
+	}
+
+	// Running: the key removed, the API and the crawler keep what they run.
+	secret := &corev1.Secret{}
+	if err := k8sClient.Get(ctx, clientKey(ns, "o-api"), secret); err != nil {
+		t.Fatal(err)
+	}
+	delete(secret.Data, "MONOCLE_OIDC_SSO_CLIENT_SECRET")
+	if err := k8sClient.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	api, crawler := d.get("Deployment.apps/v1", "o-api"), d.get("Deployment.apps/v1", "o-crawler")
+	d.converge("o")
+	for _, w := range []*unstructured.Unstructured{api, crawler} {
+		if got := d.get("Deployment.apps/v1", w.GetName()); got.GetResourceVersion() != w.GetResourceVersion() {
+			t.Fatalf("%s was rolled onto pods without the OIDC client secret", w.GetName())
+		}
+	}
+	if c := conditionOf(d.monocle("o"), "SpecApplied"); !strings.Contains(c["message"].(string), "the API and the crawler keep their running templates") {
+		t.Fatalf("SpecApplied = %v", c)
+	}
+	addSecret("oidc-e2e-rotated")
+	d.converge("o")
+	if got := d.get("Deployment.apps/v1", "o-api"); got.GetGeneration() != api.GetGeneration()+1 {
+		t.Errorf("the API's generation went from %d to %d: want one roll, onto the new secret", api.GetGeneration(), got.GetGeneration())
+	}
+	if c := conditionOf(d.monocle("o"), "SpecApplied"); c["status"] != "True" {
+		t.Errorf("SpecApplied = %v", c)
+	}
+}

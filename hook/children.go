@@ -2,6 +2,9 @@ package hook
 
 import (
 	"cmp"
+	"fmt"
+	"strings"
+	"unicode/utf16"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -153,7 +156,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
 	)
 	if s.webappTitle != "" {
-		c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: s.webappTitle})
+		c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(s.webappTitle)})
 	}
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
@@ -343,4 +346,29 @@ func httpProbe(path string, period, timeout int32) *corev1.Probe {
 		PeriodSeconds:  period,
 		TimeoutSeconds: timeout,
 	}
+}
+
+// scriptString is a title as Monocle 1.11.2 can show it: the API writes
+// MONOCLE_WEBAPP_TITLE verbatim into a JavaScript string of the web UI's
+// inline script (src/Monocle/Main.hs:57, web/public/index.html:12), and
+// uses it nowhere else. A quote, a backslash or a line break would end or
+// corrupt the script (the UI then shows nothing) and "</script" would end
+// the element, so each of those, and every character that is not
+// printable ASCII (the image sets no locale: a process reads a non-ASCII
+// byte of its environment as U+FFFD), is written as the JavaScript escape
+// the browser reads back as that character.
+func scriptString(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 0x20 && r < 0x7f && r != '"' && r != '\\' && r != '<':
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // What reaches Monocle's web UI is what Monocle 1.11.2 can serve: the public
-// URL as its UI appends "/api/2/..." to it and its getURL reads it, the title
-// as its inline script holds it (issue 35, item 1).
-func TestPublicURLAndTitleAsMonocleServesThem(t *testing.T) {
+// URL as its UI appends "/api/2/..." to it and its getURL reads it (issue 35,
+// item 1).
+func TestPublicURLAsMonocleServesIt(t *testing.T) {
 	for name, tc := range publicURLCases {
 		t.Run(name, func(t *testing.T) {
 			s, err := resolveSpec(json.RawMessage(tc.spec))
@@ -38,11 +38,11 @@ func TestPublicURLAndTitleAsMonocleServesThem(t *testing.T) {
 	}
 }
 
-// The CRD's patterns say the same for a new Monocle, at the API server: what
+// The CRD's patterns say the same of a public URL, at the API server: what
 // the hook refuses, they refuse, and what they admit, the hook applies. (An
 // upper-case scheme, which the hook writes lowercase for a Monocle stored
 // before the pattern, the pattern refuses.)
-func TestCRDPatternsAgreeOnPublicURLAndTitle(t *testing.T) {
+func TestCRDPatternsAgreeOnPublicURL(t *testing.T) {
 	var doc struct {
 		Spec struct {
 			Versions []struct {
@@ -105,14 +105,8 @@ var publicURLCases = map[string]struct {
 	"not http":         {`{"publicURL":"ftp://monocle.example.com"}`, "", "publicURL"},
 	"no scheme":        {`{"publicURL":"monocle.example.com"}`, "", "publicURL"},
 	"a non-ASCII host": {`{"publicURL":"https://métriques.example.com"}`, "", "publicURL"},
-	// Main.hs:57 puts both values verbatim into a JavaScript string of
-	// index.html:11-12's inline script.
-	"a quote in the title":             {`{"webappTitle":"Team \"A\" metrics"}`, "", "webappTitle"},
-	"a backslash in the title":         {`{"webappTitle":"C:\\metrics"}`, "", "webappTitle"},
-	"a line break in the title":        {`{"webappTitle":"two\nlines"}`, "", "webappTitle"},
-	"a script end in the title":        {`{"webappTitle":"</script><script>alert(1)//"}`, "", "webappTitle"},
-	"a line separator in the title":    {`{"webappTitle":"a\u2028b"}`, "", "webappTitle"},
-	"a title Monocle takes":            {`{"webappTitle":"Dev metrics & co > 2025"}`, DefaultPublicURL, ""},
+	// Main.hs:57 puts the URL verbatim into a JavaScript string of
+	// index.html:11's inline script.
 	"a quote in the seed's public URL": {`{"monoclePublicURL":"https://m\"x.example.com"}`, "", "monoclePublicURL"},
 }
 
@@ -128,5 +122,33 @@ func TestTrailingSlashReachesNoChild(t *testing.T) {
 	body, _ := json.Marshal(a.child("Deployment", "monocle-sample-api"))
 	if !strings.Contains(string(body), `{"name":"MONOCLE_PUBLIC_URL","value":"https://monocle.example.com"}`) {
 		t.Errorf("the API's environment: %s", body)
+	}
+}
+
+// A title reaches the page's script (src/Monocle/Main.hs:57,
+// web/public/index.html:12) as text the browser reads back as it was: what
+// would end or corrupt the JavaScript string, or end the <script> element,
+// or not pass the image's locale intact, as JavaScript escapes.
+func TestTitleAsTheScriptReadsIt(t *testing.T) {
+	for title, want := range map[string]string{
+		"Team metrics & co > 2025":    "Team metrics & co > 2025",
+		`Team "A"`:                    `Team \u0022A\u0022`,
+		`C:\metrics`:                  `C:\u005cmetrics`,
+		"two\nlines":                  `two\u000alines`,
+		"</script><script>alert(1)//": `\u003c/script>\u003cscript>alert(1)//`,
+		"a\u2028b":                    `a\u2028b`,
+		"Équipe":                      `\u00c9quipe`,
+		"📈 metrics":                   `\ud83d\udcc8 metrics`,
+	} {
+		got := scriptString(title)
+		if got != want {
+			t.Errorf("%q: %q, want %q", title, got, want)
+		}
+		// What a browser's JavaScript reads back: JSON's string escapes
+		// are JavaScript's.
+		var back string
+		if err := json.Unmarshal([]byte(`"`+got+`"`), &back); err != nil || back != title {
+			t.Errorf("%q reads back as %q (%v)", title, back, err)
+		}
 	}
 }

@@ -190,7 +190,7 @@ func resolvePublicURL(spec *Spec, s *settings) *condition.FieldError {
 		return ferr
 	}
 	s.publicURL = publicURL
-	return checkTitle(spec.WebappTitle)
+	return nil
 }
 
 // servedURL is the public URL as Monocle 1.11.2 can serve it, or why not.
@@ -218,18 +218,6 @@ func servedURL(field, value string) (string, *condition.FieldError) {
 		return "", condition.Invalid(field, "%s has a character Monocle's web UI cannot take in its inline script (a quote, a backslash, <, a control or non-ASCII character: write an IDN host in its xn-- form)", condition.Quote(value))
 	}
 	return u.Scheme + "://" + u.Host, nil
-}
-
-// checkTitle: webappTitle is written verbatim into a JavaScript string of
-// the web UI's inline script (src/Monocle/Main.hs:57,
-// web/public/index.html:12): a quote, a backslash or a line break ends or
-// corrupts the script (the UI then shows nothing), and "</script" would
-// end the element and let the title write HTML.
-func checkTitle(title string) *condition.FieldError {
-	if !scriptSafe(title) {
-		return condition.Invalid("webappTitle", "%s has a character Monocle's web UI cannot take in its inline script (a quote, a backslash, <, or a control character)", condition.Quote(title))
-	}
-	return nil
 }
 
 // scriptSafe: s can stand inside a double-quoted JavaScript string of an

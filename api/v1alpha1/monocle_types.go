@@ -53,10 +53,10 @@ type MonocleSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^[^\s]+$`
 	Image string `json:"image,omitempty"`
-	// The web UI's title (MONOCLE_WEBAPP_TITLE). Monocle writes it into a JavaScript string
-	// of the page as it is: no quote, backslash, < or control character.
+	// The web UI's title (MONOCLE_WEBAPP_TITLE), any text: Monocle writes it into a JavaScript
+	// string of the page, so quotes, backslashes, < and non-ASCII characters reach it as
+	// JavaScript escapes (\uXXXX), which the browser shows as they were.
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:Pattern=`^[^"\\<\x00-\x1f\x7f\x{80}-\x{9f}\x{2028}\x{2029}]*$`
 	WebappTitle string `json:"webappTitle,omitempty"`
 	// The seed operator's name for elasticsearch.storageSize, which wins over it.
 	// +kubebuilder:validation:MaxLength=64

@@ -38,8 +38,7 @@ func (s *schema) rule(part string) bool {
 // applies whole: every list at its maxItems, every map at its
 // maxProperties, every string at its maxLength, read from the CRD itself
 // (crdYAML: crd/monocle.yaml), so that a bound raised in the CRD raises it
-// here. Free-form strings are '>', which JSON escapes to six bytes (not
-// '<': Monocle's web UI cannot take it in its title).
+// here. Free-form strings are '>', which JSON escapes to six bytes.
 // Where the schema's rules tie fields together (an operator and its
 // values, url or urlSecretRef, a quantity), the values are chosen in
 // fixed, a table by path; a string field with a rule or pattern that
@@ -91,7 +90,6 @@ func fixedValues(secretName string) map[string]any {
 		// all host.
 		"spec.publicURL":                           "https://" + strings.Repeat("m", 2048-len("https://")),
 		"spec.monoclePublicURL":                    omit,
-		"spec.webappTitle":                         strings.Repeat(">", 256),
 		"spec.image":                               "quay.io/change-metrics/monocle:" + strings.Repeat("1", 512-len("quay.io/change-metrics/monocle:")),
 		"spec.elasticsearch.image":                 "docker.elastic.co/elasticsearch/elasticsearch:" + strings.Repeat("7", 512-len("docker.elastic.co/elasticsearch/elasticsearch:")),
 		"spec.storageSize":                         "10Gi",

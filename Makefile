@@ -86,7 +86,7 @@ e2e:
 test: lint unit fuzz chart-lint rules e2e
 
 bench:
-	$(GO) test ./hook ./internal/monocleconfig -run '^$$' -bench . -benchmem
+	$(GO) test ./hook ./hook/server ./internal/monocleconfig -run '^$$' -bench . -benchmem
 
 # The pinned helm that tools/assets.sh builds (with the control plane, once);
 # `make manifests HELM=helm` uses another one.

@@ -19,14 +19,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/server"
 )
 
 // `monocle-hook test`, the helm test's command, against the hook's own
 // handler (plain and TLS, after a busy answer) and against hooks that answer
 // wrong: each wrong answer fails it, saying why.
 func TestHookTest(t *testing.T) {
-	real := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), hook.Options{}).Handler()
+	real := server.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: hookImage()},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), server.Options{}).Handler()
 	// The real hook's answer to the recorded request, edited.
 	rec := httptest.NewRecorder()
 	real.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(recordedSync)))

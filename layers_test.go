@@ -33,9 +33,10 @@ var layers = map[string]int{
 	"internal/restorejob":    1,
 	"internal/monocleconfig": 2,
 	"hook":                   3,
+	"hook/server":            4,
 	"internal/janitorjob":    3,
-	".":                      4,
-	"tools/loadtest":         4,
+	".":                      5,
+	"tools/loadtest":         5,
 }
 
 // The layers hold in the module as `go list` reads it (test files

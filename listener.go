@@ -8,12 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/server"
 )
 
 // reservedConnections are accepted beyond --max-connections for the
 // kubelet's probes and Prometheus: on them the hook answers only its
-// health endpoints and /metrics (hook.OnReserve).
+// health endpoints and /metrics (server.OnReserve).
 const reservedConnections = 16
 
 // connLimit bounds the connections the hook holds: each costs memory, and
@@ -125,7 +125,7 @@ func (l *connLimit) connState(c net.Conn, state http.ConnState) {
 // connContext marks the requests of a reserve connection.
 func (l *connLimit) connContext(ctx context.Context, c net.Conn) context.Context {
 	if lc := limited(c); lc != nil && lc.pool == &l.reserve {
-		return hook.OnReserve(ctx)
+		return server.OnReserve(ctx)
 	}
 	return ctx
 }

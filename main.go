@@ -28,6 +28,7 @@ import (
 	commonversion "github.com/prometheus/common/version"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/server"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
@@ -285,8 +286,8 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	reg := prometheus.NewRegistry()
 	commonversion.Version, commonversion.Revision = version, buildCommit()
 	reg.MustRegister(versioncollector.NewCollector("monocle_hook"))
-	srv := hook.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, reg,
-		hook.Options{MemoryBudget: o.memory.budget})
+	srv := server.New(hook.Env{Now: time.Now, Rand: rand.Reader, Image: o.image}, log, reg,
+		server.Options{MemoryBudget: o.memory.budget})
 	tcp, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
@@ -317,7 +318,7 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 
 // drain lets the in-flight syncs finish, within timeout, once the process
 // is told to stop.
-func drain(httpServer *http.Server, srv *hook.Server, timeout time.Duration, log *slog.Logger) error {
+func drain(httpServer *http.Server, srv *server.Server, timeout time.Duration, log *slog.Logger) error {
 	log.Info("shutting down: finishing in-flight syncs", "timeout", timeout.String())
 	srv.Drain()
 	// A fresh context: the signal's one is already done.
@@ -338,7 +339,7 @@ func newHTTPServer(handler http.Handler, tlsConf *tls.Config, log *slog.Logger) 
 		ReadHeaderTimeout: 5 * time.Second,
 		// Under the write timeout, so that its 408 can still be written;
 		// the hook also holds a body to a minimum rate within it.
-		ReadTimeout: hook.BodyTimeout,
+		ReadTimeout: server.BodyTimeout,
 		// Longer than Metacontroller's 10 s hook timeout: a slow answer is
 		// its timeout, not a cut connection.
 		WriteTimeout: 15 * time.Second,

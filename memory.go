@@ -13,11 +13,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/server"
 )
 
 // The hook's memory, from the container's limit L (the chart's is 128 MiB):
-// the requests in flight share a budget of L/4 (hook.Budget charges each
+// the requests in flight share a budget of L/4 (server.Budget charges each
 // its estimated peak heap), and the Go runtime's memory limit is 1.5 times
 // the budget, 3L/8. Without that limit the GC lets the heap grow to twice
 // the live heap before it collects, so a live heap at the budget would take
@@ -55,7 +55,7 @@ func memoryFor(flagValue string, fsys fs.FS) (memorySettings, error) {
 	} else if limit, file := cgroupMemoryLimit(fsys); limit > 0 {
 		m.budget, m.from = max(limit/budgetShareOfLimit, minBudget), "a quarter of the memory limit in /"+file
 	} else {
-		m.budget, m.from = hook.DefaultMemoryBudget, "the default (no cgroup memory limit)"
+		m.budget, m.from = server.DefaultMemoryBudget, "the default (no cgroup memory limit)"
 	}
 	m.goMemLimit = m.budget + m.budget/2
 	return m, nil

@@ -45,6 +45,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/server"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
@@ -109,7 +110,7 @@ func newDriver(t *testing.T, ns string) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := hook.New(hook.Env{Now: time.Now, Rand: randReader{}, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), hook.Options{})
+	s := server.New(hook.Env{Now: time.Now, Rand: randReader{}, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), server.Options{})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return &driver{t: t, dyn: dyn, hookURL: srv.URL, ns: ns}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -58,10 +59,10 @@ func TestLargestMonocleConverges(t *testing.T) {
 		if n != 11 {
 			t.Errorf("%s: %d children, want 11", name, n)
 		}
-		if d.requestBytes > hook.MaxBodyBytes {
-			t.Errorf("%s: the converged sync request is %d bytes, over the hook's %d", name, d.requestBytes, hook.MaxBodyBytes)
+		if d.requestBytes > wire.MaxBodyBytes {
+			t.Errorf("%s: the converged sync request is %d bytes, over the hook's %d", name, d.requestBytes, wire.MaxBodyBytes)
 		}
-		t.Logf("%s: %d children, converged sync request %d bytes (limit %d)", name, n, d.requestBytes, hook.MaxBodyBytes)
+		t.Logf("%s: %d children, converged sync request %d bytes (limit %d)", name, n, d.requestBytes, wire.MaxBodyBytes)
 	}
 
 	// One more toleration than the CRD's bound.

@@ -10,13 +10,12 @@
 // children it concerns are answered as last applied, so that a mistake
 // deletes or rolls nothing.
 //
-// Server is its HTTP face: it reads /sync and /customize, decodes, calls Sync
-// or Customize and encodes the answer, next to the health endpoints and the
-// metrics.
+// Its HTTP face, the server of /sync and /customize with the memory budget
+// and the metrics, is the package hook/server, above this one.
 //
 // One hook serves every Monocle of a cluster, so nothing a client sends may
 // cost memory before it is bounded or charged: Budget charges each request in
-// flight its estimated peak heap before it is spent, the spec is walked
+// flight its estimated peak heap before it is spent (hook/server), the spec is walked
 // against the CRD's bounds before it is decoded, and checkBoundary keeps
 // every child inside its own Monocle. ARCHITECTURE.md follows a request's
 // path through the files.

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
 )
@@ -312,7 +313,7 @@ type (
 // answerStatus is an answer's status, with the tests' accessors.
 type answerStatus struct{ v1alpha1.MonocleStatus }
 
-func (s answerStatus) Refused() *metav1.Condition { return refused(s.MonocleStatus) }
+func (s answerStatus) Refused() *metav1.Condition { return condition.Refused(s.MonocleStatus) }
 
 // Condition is the condition of type t, or an empty one.
 func (s answerStatus) Condition(t string) metav1.Condition {

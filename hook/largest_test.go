@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -46,7 +47,7 @@ func TestLargestMonocle(t *testing.T) {
 		t.Fatalf("SpecApplied %s %s: %.500s", c.Status, c.Reason, c.Message)
 	}
 	// Over half the body limit: the status says how close, and why.
-	if want := fmt.Sprintf("note: the sync request is %d KiB, %d%% of the 4096 KiB the hook accepts: mostly config text, in 2 ConfigMaps", len(body)>>10, 100*len(body)/MaxBodyBytes); !strings.Contains(c.Message, want) {
+	if want := fmt.Sprintf("note: the sync request is %d KiB, %d%% of the 4096 KiB the hook accepts: mostly config text, in 2 ConfigMaps", len(body)>>10, 100*len(body)/wire.MaxBodyBytes); !strings.Contains(c.Message, want) {
 		t.Errorf("SpecApplied's message %q, want it to say %q", c.Message, want)
 	}
 	if len(resp.Children) != 11 {
@@ -80,8 +81,8 @@ func TestLargestMonocle(t *testing.T) {
 			t.Logf("%s: %d bytes of annotations", o.Metadata.Name, size)
 		}
 	}
-	if len(body) > MaxBodyBytes {
-		t.Errorf("the converged sync request is %d bytes, over the hook's %d", len(body), MaxBodyBytes)
+	if len(body) > wire.MaxBodyBytes {
+		t.Errorf("the converged sync request is %d bytes, over the hook's %d", len(body), wire.MaxBodyBytes)
 	}
-	t.Logf("converged sync request %d bytes (limit %d); largest annotations %d bytes (%s, limit %d)", len(body), MaxBodyBytes, largest, largestName, annotationsLimit)
+	t.Logf("converged sync request %d bytes (limit %d); largest annotations %d bytes (%s, limit %d)", len(body), wire.MaxBodyBytes, largest, largestName, annotationsLimit)
 }

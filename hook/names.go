@@ -33,7 +33,7 @@ const (
 	// merge) apply keeps what the hook last answered for a child.
 	lastAppliedAnnotation = "metacontroller.k8s.io/last-applied-configuration"
 
-	configFile = "config.yaml"
+	configFile = instance.ConfigFile
 	configDir  = "/etc/monocle"
 	apiKeyName = "CRAWLERS_API_KEY"
 	// jwkKeyName is the key every API replica signs logins with; without

@@ -36,7 +36,7 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 	}
 	// Objects the spec names cannot be looked up here: only a spec the
 	// hook cannot honour at all is an error.
-	if c := refused(resp.Status); c != nil {
+	if c := condition.Refused(resp.Status); c != nil {
 		return nil, nil, fmt.Errorf("%s: %s", c.Reason, c.Message)
 	}
 	if c := meta.FindStatusCondition(resp.Status.Conditions, condition.ConditionSpecApplied); c != nil && c.Status != metav1.ConditionTrue {

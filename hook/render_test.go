@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 // Render prints exactly the children /sync answers for each example as a
@@ -36,13 +38,10 @@ func TestRenderIsSync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, _ := json.Marshal(map[string]any{"parent": req.Parent, "related": req.Related, "children": map[string]any{}})
-			code, answer := post(t, newTestServer(t, &bytes.Buffer{}).URL+"/sync", body)
-			if code != 200 {
-				t.Fatalf("/sync: %d %s", code, answer)
-			}
+			// What /sync answers is Sync's bytes (server's TestHTTPSyncFixture).
+			answer := syncJSON(t, &wire.SyncRequest{Parent: req.Parent, Related: req.Related})
 			var a struct{ Children []json.RawMessage }
-			if err := json.Unmarshal([]byte(answer), &a); err != nil {
+			if err := json.Unmarshal(answer, &a); err != nil {
 				t.Fatal(err)
 			}
 			var want bytes.Buffer

@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
@@ -141,17 +140,6 @@ func firstImage(containers []corev1.Container) string {
 		return ""
 	}
 	return containers[0].Image
-}
-
-// refused is the SpecApplied condition when the spec, or the config the
-// pods would read, is refused (InvalidSpec, ConfigInvalid), else nil:
-// render fails on it, and the invalid_spec error metric counts it.
-func refused(s v1alpha1.MonocleStatus) *metav1.Condition {
-	c := meta.FindStatusCondition(s.Conditions, condition.ConditionSpecApplied)
-	if c == nil || (c.Reason != condition.ReasonInvalidSpec && c.Reason != condition.ReasonConfigInvalid) {
-		return nil
-	}
-	return c
 }
 
 func identsCondition(pods podFacts) metav1.Condition {

@@ -138,7 +138,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 // synced, and why: nearly all of a large request is config text (each
 // ConfigMap holds it twice, with Metacontroller's last-applied copy).
 func requestSizeNote(size int, n instance.Names, obs wire.Children) string {
-	if size <= MaxBodyBytes/2 {
+	if size <= wire.MaxBodyBytes/2 {
 		return ""
 	}
 	configs := 0
@@ -149,5 +149,5 @@ func requestSizeNote(size int, n instance.Names, obs wire.Children) string {
 	}
 	return fmt.Sprintf("the sync request is %d KiB, %d%% of the %d KiB the hook accepts: mostly config text, in %d ConfigMaps of this Monocle "+
 		"(%s and the mounted %s*, each with Metacontroller's last-applied copy); a smaller config or fewer quick edits keep it syncable",
-		size>>10, 100*size/MaxBodyBytes, MaxBodyBytes>>10, configs, n.API, n.MountedConfigPrefix())
+		size>>10, 100*size/wire.MaxBodyBytes, wire.MaxBodyBytes>>10, configs, n.API, n.MountedConfigPrefix())
 }

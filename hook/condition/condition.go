@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -158,4 +159,15 @@ func JobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
 	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
 		return c.Type == t && c.Status == corev1.ConditionTrue
 	})
+}
+
+// Refused is the SpecApplied condition when the spec, or the config the
+// pods would read, is refused (InvalidSpec, ConfigInvalid), else nil:
+// render fails on it, and the invalid_spec error metric counts it.
+func Refused(s v1alpha1.MonocleStatus) *metav1.Condition {
+	c := meta.FindStatusCondition(s.Conditions, ConditionSpecApplied)
+	if c == nil || (c.Reason != ReasonInvalidSpec && c.Reason != ReasonConfigInvalid) {
+		return nil
+	}
+	return c
 }

@@ -88,3 +88,9 @@ type SyncResponse struct {
 // set, or (when a bad spec makes the hook repeat what it answered before) a
 // JSON map.
 type Child any
+
+// MaxBodyBytes bounds a sync request: far above a real one (the recorded
+// requests in testdata/metacontroller, BenchmarkHTTP's large-100-children),
+// and above the converged request of the largest Monocle the CRD admits
+// (TestLargestMonocle); BENCHMARKS.md has their sizes.
+const MaxBodyBytes = 4 << 20

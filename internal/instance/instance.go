@@ -33,6 +33,9 @@ const (
 	// APIPort is the API's, on its Service too.
 	APIPort = 8080
 
+	// ConfigFile is config.yaml's key in the ConfigMaps that hold it.
+	ConfigFile = "config.yaml"
+
 	// ImageUser is the uid and gid of the Monocle and Elasticsearch images'
 	// own user; HookImageUser is the hook image's (distroless nonroot).
 	ImageUser     = 1000

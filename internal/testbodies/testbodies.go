@@ -104,3 +104,77 @@ func Grown(body []byte, size int) ([]byte, error) {
 	}
 	return json.Marshal(req)
 }
+
+// WithChildren is a recorded all-ready request (8 children: the seven the hook
+// answers and one update-idents Job) grown to total children: Jobs of older
+// idents (answered as deleted), and then Secrets and ConfigMaps named with
+// the instance's prefix (not the hook's, so left out of the answer too).
+// Each copy gets its own name, uid and last-applied annotation. With
+// invalidSpec the parent's storageSize is not a quantity: Sync then answers
+// every child as last applied.
+func WithChildren(allReady []byte, total int, invalidSpec bool) ([]byte, error) {
+	const lastApplied = "metacontroller.k8s.io/last-applied-configuration"
+	var req map[string]any
+	if err := json.Unmarshal(allReady, &req); err != nil {
+		return nil, err
+	}
+	children := req["children"].(map[string]any)
+	count := 0
+	for _, objs := range children {
+		count += len(objs.(map[string]any))
+	}
+	template := func(typ string) map[string]any {
+		for _, o := range children[typ].(map[string]any) {
+			return o.(map[string]any)
+		}
+		return nil
+	}
+	job, secret, configMap := template("Job.batch/v1"), template("Secret.v1"), template("ConfigMap.v1")
+	if job == nil || secret == nil || configMap == nil {
+		return nil, fmt.Errorf("the request lacks a Job, a Secret or a ConfigMap to copy")
+	}
+	add := func(typ string, tmpl map[string]any, name string) error {
+		var o map[string]any
+		b, _ := json.Marshal(tmpl)
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		md := o["metadata"].(map[string]any)
+		md["name"] = name
+		md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", count)
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if la, ok := ann[lastApplied].(string); ok {
+				var applied map[string]any
+				if err := json.Unmarshal([]byte(la), &applied); err != nil {
+					return err
+				}
+				applied["metadata"].(map[string]any)["name"] = name
+				enc, _ := json.Marshal(applied)
+				ann[lastApplied] = string(enc)
+			}
+		}
+		children[typ].(map[string]any)[name] = o
+		count++
+		return nil
+	}
+	// About two thirds Jobs, the rest Secrets and ConfigMaps in turn.
+	jobs := (total - count) * 2 / 3
+	for i := 0; i < jobs; i++ {
+		if err := add("Job.batch/v1", job, fmt.Sprintf("monocle-sample-update-idents-%010x", 0xa000000000+i)); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; count < total; i++ {
+		typ, tmpl := "Secret.v1", secret
+		if i%2 == 1 {
+			typ, tmpl = "ConfigMap.v1", configMap
+		}
+		if err := add(typ, tmpl, fmt.Sprintf("monocle-sample-extra-%03d", i)); err != nil {
+			return nil, err
+		}
+	}
+	if invalidSpec {
+		req["parent"].(map[string]any)["spec"].(map[string]any)["storageSize"] = "a lot"
+	}
+	return json.Marshal(req)
+}

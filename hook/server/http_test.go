@@ -1,4 +1,4 @@
-package hook
+package server
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 func newTestServer(t *testing.T, logs io.Writer) *httptest.Server {
@@ -45,7 +48,7 @@ func TestHTTPBadInput(t *testing.T) {
 		"no parent":               {"POST", `{"children":{}}`, 400, "no parent"},
 		"parent of wrong kind":    {"POST", `{"parent":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}}`, 400, `the parent is a "Pod" of "v1", not a Monocle of monocle.monocle.change-metrics.io/v1alpha1`},
 		"children of wrong shape": {"POST", `{"parent":{"kind":"Monocle","metadata":{"name":"x"}},"children":{"Secret.v1":5}}`, 400, "not a sync request"},
-		"over the size limit":     {"POST", `{"parent":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413, "over"},
+		"over the size limit":     {"POST", `{"parent":"` + strings.Repeat("x", wire.MaxBodyBytes) + `"}`, 413, "over"},
 		"wrong method":            {"GET", ``, 405, "not allowed"},
 	}
 	for name, tc := range tests {
@@ -77,9 +80,8 @@ func TestHTTPSyncFixture(t *testing.T) {
 	if body != string(syncJSON(t, fixture(t, "sync-v1-observed-children"))) {
 		t.Error("/sync answered other bytes than Sync")
 	}
-	a := decodeAnswer(t, []byte(body))
-	data := a.child("Secret", "monocle-sample-api")["data"].(map[string]any)
-	if data["GITHUB_TOKEN"] != base64.StdEncoding.EncodeToString([]byte("ghp_example_admin_token")) || data[apiKeyName] == nil {
+	data := child(t, body, "Secret", "monocle-sample-api")["data"].(map[string]any)
+	if data["GITHUB_TOKEN"] != base64.StdEncoding.EncodeToString([]byte("ghp_example_admin_token")) || data["CRAWLERS_API_KEY"] == nil {
 		t.Errorf("Secret data %v", data)
 	}
 	// The line is written once the answer is sent.
@@ -149,7 +151,7 @@ func TestHealthAndDrain(t *testing.T) {
 
 func TestPanicIsA500AndCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := New(Env{Now: nil, Rand: nil}, slog.New(slog.NewJSONHandler(io.Discard, nil)), reg, Options{})
+	s := New(hook.Env{Now: nil, Rand: nil}, slog.New(slog.NewJSONHandler(io.Discard, nil)), reg, Options{})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	// A nil clock panics inside Sync: the server must answer, not crash.

@@ -1,4 +1,4 @@
-package hook
+package server
 
 import (
 	"cmp"
@@ -22,16 +22,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
-
-// MaxBodyBytes bounds a sync request: far above a real one (the recorded
-// requests in testdata/metacontroller, BenchmarkHTTP's large-100-children),
-// and above the converged request of the largest Monocle the CRD admits
-// (TestLargestMonocle); BENCHMARKS.md has their sizes.
-const MaxBodyBytes = 4 << 20
 
 // DefaultMemoryBudget is the budget when none is given: a quarter of the
 // chart's 128 MiB memory limit, as main derives it from a container's limit.
@@ -46,7 +42,7 @@ const retryAfterSeconds = 1
 // Server is the HTTP face of Sync: it reads, decodes, calls Sync and
 // encodes, within a memory budget.
 type Server struct {
-	env      Env
+	env      hook.Env
 	log      *slog.Logger
 	metrics  *metrics
 	gatherer prometheus.Gatherer
@@ -65,7 +61,7 @@ type Options struct {
 }
 
 // New registers the hook's metrics with reg.
-func New(env Env, log *slog.Logger, reg *prometheus.Registry, opts Options) *Server {
+func New(env hook.Env, log *slog.Logger, reg *prometheus.Registry, opts Options) *Server {
 	budget := NewBudget(cmp.Or(opts.MemoryBudget, DefaultMemoryBudget), cmp.Or(opts.BudgetWait, DefaultBudgetWait))
 	return &Server{env: env, log: log, metrics: newMetrics(reg, budget), gatherer: reg, budget: budget}
 }
@@ -169,9 +165,9 @@ func (s *Server) tooManyConnections(w http.ResponseWriter, handler string) {
 // outside its Monocle has its own, which always alerts.
 func syncFailure(err error) (code int, reason string) {
 	switch {
-	case errors.Is(err, ErrBadRequest):
+	case errors.Is(err, hook.ErrBadRequest):
 		return http.StatusBadRequest, "malformed"
-	case errors.Is(err, ErrOutsideMonocle):
+	case errors.Is(err, hook.ErrOutsideMonocle):
 		return http.StatusInternalServerError, "outside_monocle"
 	}
 	return http.StatusInternalServerError, "internal"
@@ -185,7 +181,7 @@ func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 	req.Size = c.bodyBytes
 	env := s.env
 	env.Context = r.Context()
-	resp, err := Sync(&req, env)
+	resp, err := hook.Sync(&req, env)
 	if err != nil {
 		if r.Context().Err() != nil {
 			// The client has gone: no one reads an answer.
@@ -200,7 +196,7 @@ func (s *Server) sync(c *call, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.countChildren(resp.Children)
-	if refused(resp.Status) != nil {
+	if condition.Refused(resp.Status) != nil {
 		s.metrics.errors.WithLabelValues(handlerSync, "invalid_spec").Inc()
 	}
 	md := req.Parent.Metadata
@@ -215,7 +211,7 @@ func (s *Server) customize(c *call, w http.ResponseWriter, r *http.Request) {
 	if !c.decode(w, r, &req) || !c.checkParent(w, req.Parent) || !c.reserve(w, r.Context(), requestCost) {
 		return
 	}
-	resp, err := Customize(&req)
+	resp, err := hook.Customize(&req)
 	if err != nil {
 		c.fail(w, http.StatusBadRequest, "malformed", err.Error())
 		return
@@ -232,11 +228,11 @@ func (s *Server) customize(c *call, w http.ResponseWriter, r *http.Request) {
 // 408 or 400. The buffer grows with what has arrived, never with what
 // Content-Length announces.
 func (c *call) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if r.ContentLength > MaxBodyBytes {
-		c.refuse(w, &http.MaxBytesError{Limit: MaxBodyBytes})
+	if r.ContentLength > wire.MaxBodyBytes {
+		c.refuse(w, &http.MaxBytesError{Limit: wire.MaxBodyBytes})
 		return false
 	}
-	body := &pacedBody{r: http.MaxBytesReader(w, r.Body, MaxBodyBytes), rc: http.NewResponseController(w), start: time.Now()}
+	body := &pacedBody{r: http.MaxBytesReader(w, r.Body, wire.MaxBodyBytes), rc: http.NewResponseController(w), start: time.Now()}
 	buf, err := readBody(r.Context(), body, r.ContentLength, c.claim)
 	defer putBuffer(buf)
 	if err != nil {
@@ -267,7 +263,7 @@ func (c *call) refuse(w http.ResponseWriter, err error) {
 	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
-		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", MaxBodyBytes))
+		c.fail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body is over %d bytes", wire.MaxBodyBytes))
 	case errors.Is(err, errOverBudget):
 		c.overBudget(w)
 	case errors.Is(err, errBeyondBudget):
@@ -331,13 +327,13 @@ func (c *call) reserve(w http.ResponseWriter, ctx context.Context, n int64) bool
 // and version. A CompositeController for another resource pointed at this
 // hook would otherwise have that resource's objects answered as Monocles.
 func (c *call) checkParent(w http.ResponseWriter, p *wire.Parent) bool {
-	want := Group + "/" + Version
+	want := instance.Group + "/" + instance.Version
 	switch {
 	case p == nil:
 		c.fail(w, http.StatusBadRequest, "malformed", "the request has no parent")
-	case p.APIVersion != want || p.Kind != Kind:
+	case p.APIVersion != want || p.Kind != instance.Kind:
 		c.fail(w, http.StatusBadRequest, "malformed", fmt.Sprintf("the parent is a %s of %s, not a %s of %s",
-			quoteShort(p.Kind), quoteShort(p.APIVersion), Kind, want))
+			quoteShort(p.Kind), quoteShort(p.APIVersion), instance.Kind, want))
 	default:
 		return true
 	}

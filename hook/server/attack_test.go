@@ -1,4 +1,4 @@
-package hook
+package server
 
 // The issue's attacks at a small scale, against the real handler on a real
 // socket: the budget refuses with 429 and Retry-After, nothing panics, the
@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
@@ -108,7 +109,7 @@ func TestAttackAnnouncedButNotSent(t *testing.T) {
 	s, srv, _ := budgetServer(t, Options{}, nil)
 	const conns = 16
 	for range conns {
-		startRequest(t, srv, "/sync", MaxBodyBytes, []byte(`{"parent":`))
+		startRequest(t, srv, "/sync", wire.MaxBodyBytes, []byte(`{"parent":`))
 	}
 	want := conns * bodyCharge(10, minBodyBuffer)
 	waitUntil(t, "every request charged", func() bool { return s.budget.InUse() == want })

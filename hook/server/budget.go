@@ -1,4 +1,4 @@
-package hook
+package server
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func syncCost(req *wire.SyncRequest) int64 {
 	generated := wire.Observe(req.Children, req.Parent.Metadata.Namespace).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
 	for _, cm := range append(slices.Collect(maps.Values(req.Related.ConfigMaps)), generated) {
 		if cm != nil {
-			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[configFile])))
+			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[instance.ConfigFile])))
 		}
 	}
 	return requestCost + cost

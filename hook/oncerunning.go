@@ -228,6 +228,34 @@ func loginSecret(namespace string, n instance.Names, s settings, cfg validConfig
 		condition.Quote(cfg.oidcSecret), held, condition.Quote(secret), addKeys(namespace, secret, variable, condition.MaxMessage/2))}
 }
 
+// adminToken holds the API, as loginSecret does, when its config enforces
+// login and its pods get MONOCLE_ADMIN_TOKEN set empty: Monocle's
+// /api/2/auth/get gives whoever sends a token equal to it (an empty one) a
+// login with no expiry (src/Monocle/Api/Server.hs:122-131), which checkAuth
+// takes (Server.hs:103-112). Unset, the admin token is off.
+func adminToken(namespace string, n instance.Names, s settings, cfg validConfig, rel wire.Related, envData []map[string][]byte, apiRuns bool) *condition.FieldError {
+	const variable = "MONOCLE_ADMIN_TOKEN"
+	if !cfg.enforceAuth || envNonEmpty(envData, variable) || !envHas(envData)(variable) {
+		return nil
+	}
+	// envFrom: the user's Secret, when it has the key, wins.
+	secret := n.API
+	if sec := rel.Secrets[s.secret]; s.secret != "" && sec != nil {
+		if _, ok := sec.Data[variable]; ok {
+			secret = s.secret
+		}
+	}
+	held := "no API (and no crawler) is made"
+	if apiRuns {
+		held = "the API and the crawler keep their running templates"
+	}
+	return &condition.FieldError{Reason: condition.ReasonAdminTokenEmpty, Message: fmt.Sprintf(
+		"the config enforces login (auth.enforce_auth: true), and key %s of Secret %s is empty: Monocle would give anyone who sends an empty admin token a login with no expiry; "+
+			"%s until it is removed (the admin token is then off) or set: %s",
+		variable, condition.Quote(secret), held,
+		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+variable+`"}]`))}
+}
+
 // envNonEmpty: a Secret in the pods' environment has name, not empty.
 func envNonEmpty(envData []map[string][]byte, name string) bool {
 	// envFrom: a later source wins.

@@ -411,6 +411,24 @@ func TestLoginSecretMissing(t *testing.T) {
 		"enforced, a provider name with a space": {
 			spec: configSpec(t, oidc("my sso", true), ""), reason: condition.ReasonLoginSecretMissing, says: []string{`"MONOCLE_OIDC_MY_SSO_CLIENT_SECRET"`},
 		},
+		// Server.hs:122-131: a token equal to an empty MONOCLE_ADMIN_TOKEN
+		// gets a login with no expiry.
+		"enforced, an empty admin token: held": {
+			spec: configSpec(t, oidc("sso", true), withUser), related: user(map[string]string{variable: "s3cret", "MONOCLE_ADMIN_TOKEN": ""}),
+			reason: condition.ReasonAdminTokenEmpty,
+			says: []string{`key MONOCLE_ADMIN_TOKEN of Secret "tokens" is empty`, "anyone who sends an empty admin token a login",
+				`kubectl -n default patch secret tokens --type=json -p '[{"op":"remove","path":"/data/MONOCLE_ADMIN_TOKEN"}]'`},
+		},
+		"enforced, an empty admin token in the generated Secret: held": {
+			spec: configSpec(t, oidc("sso", true), ""), generated: map[string]string{variable: "s3cret", "MONOCLE_ADMIN_TOKEN": ""},
+			reason: condition.ReasonAdminTokenEmpty, says: []string{`of Secret "monocle-sample-api" is empty`},
+		},
+		"enforced, an admin token set": {
+			spec: configSpec(t, oidc("sso", true), withUser), related: user(map[string]string{variable: "s3cret", "MONOCLE_ADMIN_TOKEN": "s3cret-admin"}), reason: "Applied",
+		},
+		"not enforced, an empty admin token": {
+			spec: configSpec(t, oidc("sso", false), withUser), related: user(map[string]string{variable: "s3cret", "MONOCLE_ADMIN_TOKEN": ""}), reason: "Applied",
+		},
 		"not enforced, no secret: a note": {
 			spec: configSpec(t, oidc("sso", false), ""), reason: "Applied", says: []string{"it starts without login (AuthSystemFailed)"},
 		},

@@ -1,6 +1,8 @@
 package hook
 
 import (
+	"cmp"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -58,7 +60,7 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
 		crawlerHold, keyHold, facts.notes = runtimeHolds(namespace, n, s, cfg, secret, rel, envData, api != nil, crawler != nil)
-		loginHold = loginSecret(namespace, n, s, cfg, envData, api != nil)
+		loginHold = cmp.Or(loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil))
 	}
 	for _, h := range []*condition.FieldError{loginHold, crawlerHold, keyHold} {
 		if h != nil {

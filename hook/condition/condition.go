@@ -79,6 +79,10 @@ const (
 	// serve every workspace with no login. The API keeps its running
 	// template; a new Monocle gets no API (nor crawler) until it is there.
 	ReasonLoginSecretMissing = "LoginSecretMissing"
+	// ReasonAdminTokenEmpty: the config enforces login, and the API's pods
+	// get MONOCLE_ADMIN_TOKEN set empty: anyone who sends an empty token
+	// gets a login. Held as for LoginSecretMissing.
+	ReasonAdminTokenEmpty = "AdminTokenEmpty"
 )
 
 // FieldError names the spec field the hook cannot honour and why. Reason is

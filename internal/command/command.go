@@ -37,6 +37,8 @@ type Form struct {
 var Forms = []Form{
 	{By: "CrawlerTokenMissing and LoginSecretMissing (hook/oncerunning.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
 		Text: "kubectl -n NAMESPACE create secret generic NAME FROM-FILES --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
+	{By: "AdminTokenEmpty (hook/oncerunning.go)",
+		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_ADMIN_TOKEN"}]'`},
 	{By: "LoginKeyTooShort (hook/oncerunning.go)",
 		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},
 	{By: "VolumeExpansionRequired (hook/storage.go)",

@@ -246,3 +246,56 @@ func TestLoginSecretHoldsTheAPI(t *testing.T) {
 		t.Errorf("SpecApplied = %v", c)
 	}
 }
+
+// An admin token set empty, where the config enforces login, holds the API
+// and the crawler as they run (anyone sending an empty token would get a
+// login); the command the condition prints removes the key, and the API
+// rolls once, with the admin token off.
+func TestEmptyAdminTokenHoldsTheAPI(t *testing.T) {
+	ctx := context.Background()
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	tokens := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens", Namespace: ns}, Data: map[string][]byte{
+		"MONOCLE_OIDC_SSO_CLIENT_SECRET": []byte("oidc-e2e"), "MONOCLE_ADMIN_TOKEN": []byte("admin-e2e")}}
+	if err := k8sClient.Create(ctx, tokens); err != nil {
+		t.Fatal(err)
+	}
+	config := "auth:\n  enforce_auth: true\n  auth_provider:\n    oidc_provider_name: sso\n    oidc_issuer_url: https://sso.example.com\n    oidc_client_id: monocle\nworkspaces: []\n"
+	d.createMonocle("a", map[string]any{"config": config, "secretRef": map[string]any{"name": "tokens"}})
+	d.converge("a")
+	d.markReady("Deployment.apps/v1", "a-api")
+	d.converge("a")
+
+	tokens.Data["MONOCLE_ADMIN_TOKEN"] = nil
+	if err := k8sClient.Update(ctx, tokens); err != nil {
+		t.Fatal(err)
+	}
+	api, crawler := d.get("Deployment.apps/v1", "a-api"), d.get("Deployment.apps/v1", "a-crawler")
+	d.converge("a")
+	for _, w := range []*unstructured.Unstructured{api, crawler} {
+		if got := d.get("Deployment.apps/v1", w.GetName()); got.GetResourceVersion() != w.GetResourceVersion() {
+			t.Fatalf("%s was rolled onto an empty admin token", w.GetName())
+		}
+	}
+	c := conditionOf(d.monocle("a"), "SpecApplied")
+	msg, _ := c["message"].(string)
+	_, command, found := strings.Cut(msg, "or set: ")
+	if c["reason"] != "AdminTokenEmpty" || !found || !strings.Contains(msg, `Secret "tokens" is empty`) {
+		t.Fatalf("SpecApplied = %v", c)
+	}
+	t.Logf("running: %s", command)
+	shell(t, adminKubeconfig(t, "e2e-admin-token-admin"), command)
+	d.converge("a")
+	if err := k8sClient.Get(ctx, clientKey(ns, "tokens"), tokens); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tokens.Data["MONOCLE_ADMIN_TOKEN"]; ok || len(tokens.Data["MONOCLE_OIDC_SSO_CLIENT_SECRET"]) == 0 {
+		t.Errorf("the user's Secret after the command: %v", slices.Sorted(maps.Keys(tokens.Data)))
+	}
+	if got := d.get("Deployment.apps/v1", "a-api"); got.GetGeneration() != api.GetGeneration()+1 {
+		t.Errorf("the API's generation went from %d to %d: want one roll", api.GetGeneration(), got.GetGeneration())
+	}
+	if c := conditionOf(d.monocle("a"), "SpecApplied"); c["status"] != "True" {
+		t.Errorf("SpecApplied = %v", c)
+	}
+}

@@ -28,23 +28,15 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
-// benchBody is one request body the benchmarks run on.
-type benchBody struct {
-	name string
-	body []byte
-}
-
-// benchBodies are the request bodies every benchmark runs on, in a fixed
-// order.
-func benchBodies(t testing.TB) []benchBody {
+// benchBodies are the request bodies every benchmark runs on
+// (testbodies.Bench).
+func benchBodies(t testing.TB) []testbodies.Named {
 	t.Helper()
-	var out []benchBody
-	for _, name := range fixtureNames(t) {
-		out = append(out, benchBody{name, readFixture(t, name)})
+	bodies, err := testbodies.Bench("testdata/metacontroller")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return append(out,
-		benchBody{"large-100-children", largeRequest(t, 100, false)},
-		benchBody{"large-100-children-invalid-spec", largeRequest(t, 100, true)})
+	return bodies
 }
 
 // largeRequest is the all-ready request grown to total children
@@ -97,9 +89,9 @@ func TestLargeRequest(t *testing.T) {
 
 func BenchmarkSync(b *testing.B) {
 	for _, f := range benchBodies(b) {
-		req := decodeRequest(b, f.body)
+		req := decodeRequest(b, f.Body)
 		env := testEnv()
-		b.Run(f.name, func(b *testing.B) {
+		b.Run(f.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Sync(req, env); err != nil {
@@ -112,12 +104,12 @@ func BenchmarkSync(b *testing.B) {
 
 func BenchmarkDecode(b *testing.B) {
 	for _, f := range benchBodies(b) {
-		b.Run(f.name, func(b *testing.B) {
+		b.Run(f.Name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetBytes(int64(len(f.body)))
+			b.SetBytes(int64(len(f.Body)))
 			for b.Loop() {
 				var req wire.SyncRequest
-				if err := json.Unmarshal(f.body, &req); err != nil {
+				if err := json.Unmarshal(f.Body, &req); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -127,11 +119,11 @@ func BenchmarkDecode(b *testing.B) {
 
 func BenchmarkEncode(b *testing.B) {
 	for _, f := range benchBodies(b) {
-		resp, err := Sync(decodeRequest(b, f.body), testEnv())
+		resp, err := Sync(decodeRequest(b, f.Body), testEnv())
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(f.name, func(b *testing.B) {
+		b.Run(f.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := json.Marshal(resp); err != nil {
@@ -145,12 +137,12 @@ func BenchmarkEncode(b *testing.B) {
 func BenchmarkDecodeSyncEncode(b *testing.B) {
 	for _, f := range benchBodies(b) {
 		env := testEnv()
-		b.Run(f.name, func(b *testing.B) {
+		b.Run(f.Name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetBytes(int64(len(f.body)))
+			b.SetBytes(int64(len(f.Body)))
 			for b.Loop() {
 				var req wire.SyncRequest
-				if err := json.Unmarshal(f.body, &req); err != nil {
+				if err := json.Unmarshal(f.Body, &req); err != nil {
 					b.Fatal(err)
 				}
 				resp, err := Sync(&req, env)

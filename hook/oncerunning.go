@@ -174,14 +174,7 @@ func kubectl(namespace string, names []string, args ...string) string {
 // Short, it holds the API when the API signs with it (signs: OIDC, or an
 // admin token), else it is a note.
 func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel wire.Related, apiRuns, signs bool) (hold *condition.FieldError, note string) {
-	secret, key := n.API, generated[jwkKeyName]
-	if s.secret != "" {
-		if sec := rel.Secrets[s.secret]; sec != nil {
-			if k, ok := sec.Data[jwkKeyName]; ok {
-				secret, key = s.secret, k
-			}
-		}
-	}
+	secret, key := keySource(n, s, generated, rel, jwkKeyName)
 	if len(key) >= minLoginKey {
 		return nil, ""
 	}
@@ -238,13 +231,7 @@ func adminToken(namespace string, n instance.Names, s settings, cfg validConfig,
 	if !cfg.enforceAuth || envNonEmpty(envData, variable) || !envHas(envData)(variable) {
 		return nil
 	}
-	// envFrom: the user's Secret, when it has the key, wins.
-	secret := n.API
-	if sec := rel.Secrets[s.secret]; s.secret != "" && sec != nil {
-		if _, ok := sec.Data[variable]; ok {
-			secret = s.secret
-		}
-	}
+	secret, _ := keySource(n, s, nil, rel, variable)
 	held := "no API (and no crawler) is made"
 	if apiRuns {
 		held = "the API and the crawler keep their running templates"
@@ -254,6 +241,18 @@ func adminToken(namespace string, n instance.Names, s settings, cfg validConfig,
 			"%s until it is removed (the admin token is then off) or set: %s",
 		variable, condition.Quote(secret), held,
 		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+variable+`"}]`))}
+}
+
+// keySource is the Secret the pods read key from, and its value there:
+// the user's, when it has the key (envFrom: the later source wins), else
+// the generated one (whose data is generated).
+func keySource(n instance.Names, s settings, generated map[string][]byte, rel wire.Related, key string) (secret string, value []byte) {
+	if sec := rel.Secrets[s.secret]; s.secret != "" && sec != nil {
+		if v, ok := sec.Data[key]; ok {
+			return s.secret, v
+		}
+	}
+	return n.API, generated[key]
 }
 
 // envNonEmpty: a Secret in the pods' environment has name, not empty.

@@ -103,22 +103,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			before := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
-			req := steady(t, tc.spec)
-			req.Related = tc.related
-			for k, v := range tc.generated {
-				req.Children.Secrets[n.API].Data[k] = []byte(v)
-			}
-			after := decodeAnswer(t, syncJSON(t, req))
-			c := after.Status.Condition(condition.ConditionSpecApplied)
-			if c.Reason != tc.reason {
-				t.Fatalf("SpecApplied %+v, want reason %s", c, tc.reason)
-			}
-			for _, s := range tc.says {
-				if !strings.Contains(c.Message, s) {
-					t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
-				}
-			}
+			before, after, _ := steadyAfter(t, tc.spec, tc.related, tc.generated, tc.reason, tc.says)
 			crawler := after.child("Deployment", n.Crawler)
 			switch {
 			case strings.Contains(tc.spec, `"enabled":false`):
@@ -444,22 +429,7 @@ func TestLoginSecretMissing(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			before := decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
-			req := steady(t, tc.spec)
-			req.Related = tc.related
-			for k, v := range tc.generated {
-				req.Children.Secrets[n.API].Data[k] = []byte(v)
-			}
-			a := decodeAnswer(t, syncJSON(t, req))
-			c := a.Status.Condition(condition.ConditionSpecApplied)
-			if c.Reason != tc.reason {
-				t.Fatalf("SpecApplied %+v, want reason %s", c, tc.reason)
-			}
-			for _, s := range tc.says {
-				if !strings.Contains(c.Message, s) {
-					t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
-				}
-			}
+			before, a, c := steadyAfter(t, tc.spec, tc.related, tc.generated, tc.reason, tc.says)
 			if strings.Contains(c.Message, "s3cret") {
 				t.Error("the message shows the secret")
 			}
@@ -491,4 +461,28 @@ func TestLoginSecretMissing(t *testing.T) {
 	if a.child("Deployment", n.API) == nil || a.child("Deployment", n.Crawler) == nil {
 		t.Errorf("with the secret: %v", a.names())
 	}
+}
+
+// steadyAfter answers a converged Monocle given spec, related objects and
+// keys added to its generated Secret (before: its answer with baseSpec), and
+// fails unless SpecApplied has reason and says each of says.
+func steadyAfter(t *testing.T, spec string, related wire.Related, generated map[string]string, reason string, says []string) (before, after answer, c metav1.Condition) {
+	t.Helper()
+	before = decodeAnswer(t, syncJSON(t, steady(t, baseSpec)))
+	req := steady(t, spec)
+	req.Related = related
+	for k, v := range generated {
+		req.Children.Secrets[instance.For("monocle-sample").API].Data[k] = []byte(v)
+	}
+	after = decodeAnswer(t, syncJSON(t, req))
+	c = after.Status.Condition(condition.ConditionSpecApplied)
+	if c.Reason != reason {
+		t.Fatalf("SpecApplied %+v, want reason %s", c, reason)
+	}
+	for _, s := range says {
+		if !strings.Contains(c.Message, s) {
+			t.Errorf("SpecApplied's message %q does not say %q", c.Message, s)
+		}
+	}
+	return before, after, c
 }

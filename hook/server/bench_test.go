@@ -34,32 +34,15 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
-// benchBody is one request body the benchmarks run on.
-type benchBody struct {
-	name string
-	body []byte
-}
-
-// benchBodies are the request bodies every benchmark runs on, in a fixed
-// order (as the hook's own benchmarks).
-func benchBodies(t testing.TB) []benchBody {
+// benchBodies are the request bodies every benchmark runs on
+// (testbodies.Bench).
+func benchBodies(t testing.TB) []testbodies.Named {
 	t.Helper()
-	var out []benchBody
-	for _, name := range fixtureNames(t) {
-		out = append(out, benchBody{name, readFixture(t, name)})
+	bodies, err := testbodies.Bench(fixtures)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, invalid := range []bool{false, true} {
-		body, err := testbodies.WithChildren(readFixture(t, "sync-v1-all-ready-job-complete"), 100, invalid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := "large-100-children"
-		if invalid {
-			name += "-invalid-spec"
-		}
-		out = append(out, benchBody{name, body})
-	}
-	return out
+	return bodies
 }
 
 // BenchmarkHTTP is the whole /sync handler as main.go serves it (router,
@@ -68,8 +51,8 @@ func benchBodies(t testing.TB) []benchBody {
 func BenchmarkHTTP(b *testing.B) {
 	h := New(testEnv(), slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{}).Handler()
 	for _, f := range benchBodies(b) {
-		b.Run(f.name, func(b *testing.B) {
-			benchHandler(b, h, f.body)
+		b.Run(f.Name, func(b *testing.B) {
+			benchHandler(b, h, f.Body)
 		})
 	}
 }
@@ -79,8 +62,8 @@ func BenchmarkHTTP(b *testing.B) {
 // back. It is the cost of reading and writing JSON of that size at all.
 func BenchmarkFloor(b *testing.B) {
 	for _, f := range benchBodies(b) {
-		b.Run(f.name, func(b *testing.B) {
-			benchHandler(b, floor.Handler(wire.MaxBodyBytes), f.body)
+		b.Run(f.Name, func(b *testing.B) {
+			benchHandler(b, floor.Handler(wire.MaxBodyBytes), f.Body)
 		})
 	}
 }
@@ -129,7 +112,7 @@ func BenchmarkRequestHeap(b *testing.B) {
 	}
 	var bodies []body
 	for _, f := range benchBodies(b) {
-		bodies = append(bodies, body{name: f.name, body: f.body})
+		bodies = append(bodies, body{name: f.Name, body: f.Body})
 	}
 	base := readFixture(b, "sync-v1-observed-children")
 	for _, size := range []int{64 << 10, 256 << 10, 1 << 20} {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -177,4 +179,47 @@ func WithChildren(allReady []byte, total int, invalidSpec bool) ([]byte, error) 
 		req["parent"].(map[string]any)["spec"].(map[string]any)["storageSize"] = "a lot"
 	}
 	return json.Marshal(req)
+}
+
+// Named is a request body and the name a benchmark runs it under.
+type Named struct {
+	Name string
+	Body []byte
+}
+
+// Bench are the bodies every benchmark of the hook and its server runs on,
+// in a fixed order: each recorded sync request in dir (the customize ones
+// left out), then "large-100-children" (the all-ready request grown to 100
+// children, WithChildren) and "large-100-children-invalid-spec".
+func Bench(dir string) ([]Named, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no recorded requests in %s: %v", dir, err)
+	}
+	var out []Named
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".json"); !strings.HasPrefix(name, "customize") {
+			body, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Named{name, body})
+		}
+	}
+	allReady, err := os.ReadFile(filepath.Join(dir, "sync-v1-all-ready-job-complete.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, invalid := range []bool{false, true} {
+		body, err := WithChildren(allReady, 100, invalid)
+		if err != nil {
+			return nil, err
+		}
+		name := "large-100-children"
+		if invalid {
+			name += "-invalid-spec"
+		}
+		out = append(out, Named{name, body})
+	}
+	return out, nil
 }

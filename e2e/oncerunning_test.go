@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -296,6 +297,94 @@ func TestEmptyAdminTokenHoldsTheAPI(t *testing.T) {
 		t.Errorf("the API's generation went from %d to %d: want one roll", api.GetGeneration(), got.GetGeneration())
 	}
 	if c := conditionOf(d.monocle("a"), "SpecApplied"); c["status"] != "True" {
+		t.Errorf("SpecApplied = %v", c)
+	}
+}
+
+// A Secret in the pods' environment cannot move what the children are
+// built around: env (the hook's) wins over envFrom, so MONOCLE_API_PORT and
+// MONOCLE_CRAWLER_MONITORING stay the probes' and the Services' ports, with
+// a note. GHCRTS there holds the running API and crawler; the printed
+// command, run as printed, removes it, and they never ran with it.
+func TestSecretKeepsThePortsAndRefusesGHCRTS(t *testing.T) {
+	ctx := context.Background()
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	tokens := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens", Namespace: ns}, Data: map[string][]byte{
+		"GITHUB_TOKEN": []byte("ghp-e2e"), "MONOCLE_API_PORT": []byte("9898"), "MONOCLE_CRAWLER_MONITORING": []byte("9999")}}
+	if err := k8sClient.Create(ctx, tokens); err != nil {
+		t.Fatal(err)
+	}
+	config := "workspaces:\n  - name: demo\n    crawlers:\n      - name: gh\n        update_since: '2024-01-01'\n        provider: {github_organization: change-metrics}\n"
+	d.createMonocle("p", map[string]any{"config": config, "secretRef": map[string]any{"name": "tokens"}})
+	d.converge("p")
+	d.markReady("Deployment.apps/v1", "p-api")
+	d.converge("p")
+
+	for _, tc := range []struct {
+		deployment, variable string
+		port                 int64
+	}{{"p-api", "MONOCLE_API_PORT", 8080}, {"p-crawler", "MONOCLE_CRAWLER_MONITORING", 9001}} {
+		w := d.get("Deployment.apps/v1", tc.deployment)
+		containers, _, _ := unstructured.NestedSlice(w.Object, "spec", "template", "spec", "containers")
+		c := containers[0].(map[string]any)
+		env := map[string]any{}
+		for _, e := range c["env"].([]any) {
+			env[e.(map[string]any)["name"].(string)] = e.(map[string]any)["value"]
+		}
+		var port int64
+		if ports, _, _ := unstructured.NestedSlice(c, "ports"); len(ports) == 1 {
+			port, _, _ = unstructured.NestedInt64(ports[0].(map[string]any), "containerPort")
+		}
+		probe, _, _ := unstructured.NestedFieldNoCopy(c, "readinessProbe", "httpGet", "port")
+		if env[tc.variable] != fmt.Sprint(tc.port) || port != tc.port || fmt.Sprint(probe) != "http" {
+			t.Errorf("%s: %s=%v, container port %d, readiness probe's port %v", tc.deployment, tc.variable, env[tc.variable], port, probe)
+		}
+	}
+	svc := d.get("Service.v1", "p-api")
+	svcPorts, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(svcPorts) != 1 || fmt.Sprint(svcPorts[0].(map[string]any)["port"]) != "8080" {
+		t.Errorf("the API Service's ports: %v", svcPorts)
+	}
+	c := conditionOf(d.monocle("p"), "SpecApplied")
+	if msg, _ := c["message"].(string); c["status"] != "True" || !strings.Contains(msg, `key "MONOCLE_API_PORT" of Secret "tokens"`) {
+		t.Errorf("SpecApplied = %v", c)
+	}
+
+	tokens.Data["GHCRTS"] = []byte("-M16m")
+	if err := k8sClient.Update(ctx, tokens); err != nil {
+		t.Fatal(err)
+	}
+	api, crawler := d.get("Deployment.apps/v1", "p-api"), d.get("Deployment.apps/v1", "p-crawler")
+	d.converge("p")
+	for _, w := range []*unstructured.Unstructured{api, crawler} {
+		if got := d.get("Deployment.apps/v1", w.GetName()); got.GetResourceVersion() != w.GetResourceVersion() {
+			t.Fatalf("%s was rolled onto GHCRTS", w.GetName())
+		}
+	}
+	c = conditionOf(d.monocle("p"), "SpecApplied")
+	msg, _ := c["message"].(string)
+	_, command, found := strings.Cut(msg, "until the keys are removed: run ")
+	if c["reason"] != "VariableRefused" || !found {
+		t.Fatalf("SpecApplied = %v", c)
+	}
+	t.Logf("running: %s", command)
+	shell(t, adminKubeconfig(t, "e2e-ghcrts-admin"), command)
+	d.converge("p")
+	if err := k8sClient.Get(ctx, clientKey(ns, "tokens"), tokens); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tokens.Data["GHCRTS"]; ok || len(tokens.Data["GITHUB_TOKEN"]) == 0 {
+		t.Errorf("the user's Secret after the command: %v", slices.Sorted(maps.Keys(tokens.Data)))
+	}
+	// The Secret is as it was before GHCRTS: what the pods read is too,
+	// so nothing rolls.
+	for _, w := range []*unstructured.Unstructured{api, crawler} {
+		if got := d.get("Deployment.apps/v1", w.GetName()); got.GetGeneration() != w.GetGeneration() {
+			t.Errorf("%s's generation went from %d to %d: want none", w.GetName(), w.GetGeneration(), got.GetGeneration())
+		}
+	}
+	if c := conditionOf(d.monocle("p"), "SpecApplied"); c["reason"] != "Applied" {
 		t.Errorf("SpecApplied = %v", c)
 	}
 }

@@ -3,6 +3,7 @@ package hook
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 
@@ -151,13 +152,15 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	// restarted by the liveness probe.
 	c.StartupProbe = httpProbe("/health", 10, 3)
 	c.StartupProbe.FailureThreshold = 30
+	// Pinned (Environment): env wins over the Secrets' keys of the name.
 	c.Env = append(c.Env,
 		elasticURLEnv(n, s),
+		corev1.EnvVar{Name: "MONOCLE_API_PORT", Value: strconv.Itoa(instance.APIPort)},
 		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
+		corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(cmp.Or(s.webappTitle, "Monocle"))},
+		corev1.EnvVar{Name: "MONOCLE_WEBAPP_PATH", Value: "/usr/share/monocle/webapp/"},
+		corev1.EnvVar{Name: "http_proxy", Value: ""},
 	)
-	if s.webappTitle != "" {
-		c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(s.webappTitle)})
-	}
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
@@ -171,7 +174,11 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *appsv1.Deployment) *appsv1.Deployment {
 	c := monocleContainer(n, s, "crawler", crawlerPort)
 	// The crawler talks to the API, never to Elasticsearch.
-	c.Env = append(c.Env, corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: n.APIURL()})
+	c.Env = append(c.Env,
+		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: n.APIURL()},
+		corev1.EnvVar{Name: "MONOCLE_CRAWLER_MONITORING", Value: strconv.Itoa(crawlerPort)},
+		corev1.EnvVar{Name: "API_PROXY", Value: ""},
+	)
 	c.Resources = s.crawlerRes
 	return makeDeployment(n, s, n.Crawler, componentCrawler, 1, crawlerStrategy(observed), r, c)
 }

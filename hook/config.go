@@ -51,6 +51,8 @@ type validConfig struct {
 	enforceAuth bool
 	oidcSecret  string
 	warnings    []monocleconfig.Problem
+	// apiKeys are the variables the crawlers' key is read from, each once.
+	apiKeys []string
 }
 
 // configSource is the config.yaml the user means: the one in their
@@ -105,8 +107,12 @@ func validateConfig(n instance.Names, s settings, text string, env func(string) 
 		Idents any    `json:"idents"`
 	}
 	idents := make([]workspaceIdents, len(cfg.Workspaces))
+	var apiKeys []string
 	for i, w := range cfg.Workspaces {
 		idents[i] = workspaceIdents{w.Name, w.Idents}
+		if !slices.Contains(apiKeys, w.APIKey) {
+			apiKeys = append(apiKeys, w.APIKey)
+		}
 	}
 	canonical, err := json.Marshal(idents)
 	if err != nil {
@@ -121,6 +127,7 @@ func validateConfig(n instance.Names, s settings, text string, env func(string) 
 		enforceAuth: cfg.EnforceAuth,
 		oidcSecret:  cfg.OIDCSecret,
 		warnings:    cfg.Warnings,
+		apiKeys:     apiKeys,
 	}, nil
 }
 

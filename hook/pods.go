@@ -60,7 +60,10 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
 		crawlerHold, keyHold, facts.notes = runtimeHolds(namespace, n, s, cfg, secret, rel, envData, api != nil, crawler != nil)
-		loginHold = cmp.Or(loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil))
+		sources := []string{n.API, s.secret}[:len(envData)]
+		loginHold = cmp.Or(refusedVariables(namespace, sources, envData, cfg.apiKeys, api != nil),
+			loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil))
+		facts.notes = append(facts.notes, environmentNotes(sources, envData)...)
 	}
 	for _, h := range []*condition.FieldError{loginHold, crawlerHold, keyHold} {
 		if h != nil {

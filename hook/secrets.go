@@ -84,9 +84,13 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 		switch name {
 		case "MONOCLE_CONFIG", "HOME", "PATH":
 			return true
-		case "MONOCLE_PUBLIC_URL", "MONOCLE_ELASTIC_URL", "MONOCLE_WEBAPP_TITLE", "HOSTNAME":
-			// Set per container (the API's, or the API's alone) over any
-			// Secret's key of that name; HOSTNAME, by the runtime, per pod.
+		case "HOSTNAME":
+			// Set by the runtime, per pod.
+			return false
+		}
+		if slices.ContainsFunc(Environment, func(v Variable) bool { return v.Name == name && v.Set == SetPinned }) {
+			// Pinned per container (the API's, or the crawler's alone)
+			// over any Secret's key of that name.
 			return false
 		}
 		for _, data := range secrets {

@@ -83,6 +83,11 @@ const (
 	// get MONOCLE_ADMIN_TOKEN set empty: anyone who sends an empty token
 	// gets a login. Held as for LoginSecretMissing.
 	ReasonAdminTokenEmpty = "AdminTokenEmpty"
+	// ReasonVariableRefused: a Secret in the pods' environment sets a
+	// variable that changes how Monocle's processes run (GHCRTS, PATH,
+	// LD_*, ...: hook.Environment), or sets the crawlers' key empty. Held
+	// as for LoginSecretMissing.
+	ReasonVariableRefused = "VariableRefused"
 )
 
 // FieldError names the spec field the hook cannot honour and why. Reason is

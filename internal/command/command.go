@@ -20,7 +20,8 @@ import (
 // Form is one command the project prints, as its words with a placeholder
 // (in capitals) for each value: NAMESPACE (a DNS label), NAME (a
 // Kubernetes name, a DNS subdomain), KEY (a Secret key), SIZE (a
-// quantity), FROM-FILES (--from-file=KEY=./token-N, once or more). A kubectl command may print "-n NAMESPACE" or not (a Monocle
+// quantity), FROM-FILES (--from-file=KEY=./token-N, once or more),
+// REMOVE-KEYS (a JSON patch's remove operation of /data/KEY, once or more). A kubectl command may print "-n NAMESPACE" or not (a Monocle
 // read from a file has no namespace): the forms spell it always.
 type Form struct {
 	// Text is the command, one line; a pipe joins two commands.
@@ -37,10 +38,8 @@ type Form struct {
 var Forms = []Form{
 	{By: "CrawlerTokenMissing and LoginSecretMissing (hook/oncerunning.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
 		Text: "kubectl -n NAMESPACE create secret generic NAME FROM-FILES --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
-	{By: "AdminTokenEmpty (hook/oncerunning.go)",
-		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_ADMIN_TOKEN"}]'`},
-	{By: "LoginKeyTooShort (hook/oncerunning.go)",
-		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]'`},
+	{By: "AdminTokenEmpty, LoginKeyTooShort (hook/oncerunning.go), VariableRefused (hook/environment.go): REMOVE-KEYS is {\"op\":\"remove\",\"path\":\"/data/KEY\"}, once or more, joined by commas",
+		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[REMOVE-KEYS]'`},
 	{By: "VolumeExpansionRequired (hook/storage.go)",
 		Text: `kubectl -n NAMESPACE patch pvc NAME --type merge -p '{"spec":{"resources":{"requests":{"storage":"SIZE"}}}}'`},
 	{By: "RecreatingStatefulSet's wait (hook/elastic.go)",
@@ -148,6 +147,7 @@ func Strip(text string) string {
 var formPatterns = func() []*regexp.Regexp {
 	const key = "[-._a-zA-Z0-9]{1,253}"
 	values := strings.NewReplacer(
+		"REMOVE-KEYS", `\{"op":"remove","path":"/data/`+key+`"\}(?:,\{"op":"remove","path":"/data/`+key+`"\})*`,
 		"FROM-FILES", "--from-file="+key+`=\./token-[1-9][0-9]*(?: --from-file=`+key+`=\./token-[1-9][0-9]*)*`,
 		"-n NAMESPACE ", "(?:-n [a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])? )?",
 		"NAMESPACE", "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?",

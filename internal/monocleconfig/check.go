@@ -91,7 +91,11 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 		crawlers = append(crawlers, cr.text("name"))
 	})
 	c.checkAliases(w)
-	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents"))}
+	apiKey, named := w.get("crawlers_api_key").(string)
+	if !named {
+		apiKey = "CRAWLERS_API_KEY"
+	}
+	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents")), APIKey: apiKey}
 }
 
 // checkAPIKey: every workspace's crawlers_api_key (default

@@ -153,6 +153,9 @@ type Workspace struct {
 	// string). Keys Monocle ignores are left out, so they do not change a
 	// hash of it; key-value lists are read as maps, as Monocle does.
 	Idents any
+	// APIKey is the variable the crawlers' API key is read from
+	// (crawlers_api_key, default CRAWLERS_API_KEY: src/Monocle/Config.hs:185-198).
+	APIKey string
 }
 
 // Problem is one reason a config is refused, or a warning.

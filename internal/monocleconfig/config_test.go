@@ -616,12 +616,13 @@ func TestWorkspacesAndIdents(t *testing.T) {
       - - {key: ident, value: Jane}
         - {key: aliases, value: []}
   - name: b
+    crawlers_api_key: B_KEY
     crawlers: []
   - name: c
     crawlers: []
     idents: []
 `
-	cfg, err := Parse([]byte(config), allTokens)
+	cfg, err := Parse([]byte(config), envOf("CRAWLERS_API_KEY", "B_KEY", "GITHUB_TOKEN", "GERRIT_PASSWORD"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,8 +630,8 @@ func TestWorkspacesAndIdents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}]},` +
-		`{"Name":"b","Crawlers":null,"Idents":null},{"Name":"c","Crawlers":null,"Idents":[]}]`
+	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}],"APIKey":"CRAWLERS_API_KEY"},` +
+		`{"Name":"b","Crawlers":null,"Idents":null,"APIKey":"B_KEY"},{"Name":"c","Crawlers":null,"Idents":[],"APIKey":"CRAWLERS_API_KEY"}]`
 	if string(got) != want {
 		t.Errorf("workspaces\n%s\nwant\n%s", got, want)
 	}

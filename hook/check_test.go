@@ -21,14 +21,14 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Checked != 8 {
-		t.Errorf("%d Monocles checked, want 8", rep.Checked)
+	if rep.Checked != 9 {
+		t.Errorf("%d Monocles checked, want 9", rep.Checked)
 	}
 	var got []string
 	for _, r := range rep.Refusals {
 		got = append(got, r.Namespace+"/"+r.Name+" "+r.Reason)
 	}
-	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid", "b/old-bounds InvalidSpec", "c/no-token CrawlerTokenMissing"}; !slices.Equal(got, want) {
+	if want := []string{"a/bad ConfigInvalid", "b/edited ConfigInvalid", "b/old-bounds InvalidSpec", "c/no-token CrawlerTokenMissing", "d/ghcrts VariableRefused"}; !slices.Equal(got, want) {
 		t.Errorf("refusals %v, want %v", got, want)
 	}
 	// Every example passes, but for the objects it names, not given here.

@@ -1,65 +1,72 @@
 package e2e
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestKubectlGetMonocles: `kubectl get mon` (the short name) says whether
-// each Monocle is ready and why not; -o wide adds the Ready message and the
-// API's image.
+// each Monocle is ready, why not, and whether its spec is applied; -o wide
+// adds the Ready message and the API's image. A new Monocle whose config
+// is refused is not ready for that refusal; a running one whose edit is
+// refused serves its last applied state: Ready, with the refusal in SPEC.
 func TestKubectlGetMonocles(t *testing.T) {
-	ctx := context.Background()
-	ns := createNamespace(t, nil)
-	m := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "monocle.monocle.change-metrics.io/v1alpha1",
-		"kind":       "Monocle",
-		"metadata":   map[string]any{"name": "columns", "namespace": ns},
-		"spec":       map[string]any{"publicURL": "http://monocle.example.com"},
-	}}
-	if err := k8sClient.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	m.Object["status"] = map[string]any{
-		"url":      "http://monocle.example.com",
-		"versions": map[string]any{"monocle": "quay.io/change-metrics/monocle:1.11.2"},
-		"conditions": []any{map[string]any{
-			"type": "Ready", "status": "False", "reason": "ComponentsNotReady",
-			"message":            "waiting for monocle-elastic",
-			"lastTransitionTime": "2026-11-30T00:00:00Z",
-		}},
-	}
-	if err := k8sClient.Status().Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := adminKubeconfig(t, "kubectl-columns")
+	ns := restrictedNamespace(t)
+	d := newDriver(t, ns)
+	refused := "workspaces:\n  - name: my team\n    crawlers: []\n"
+	d.createMonocle("refused", map[string]any{"publicURL": "http://refused.example.com", "config": refused})
+	d.converge("refused")
 
+	d.createMonocle("running", map[string]any{"publicURL": "http://running.example.com", "crawler": map[string]any{"enabled": false}})
+	d.converge("running")
+	d.markReady("StatefulSet.apps/v1", "running-elastic")
+	d.markReady("Deployment.apps/v1", "running-api")
+	d.converge("running")
+	d.setSpec("running", map[string]any{"publicURL": "http://running.example.com", "crawler": map[string]any{"enabled": false}, "config": refused})
+	d.converge("running")
+
+	kubeconfig := adminKubeconfig(t, "kubectl-columns")
 	for _, tc := range []struct {
 		name, args string
 		header     []string
-		row        []string
+		rows       map[string][]string
 	}{
-		{"default", "", []string{"NAME", "READY", "REASON", "URL", "AGE"},
-			[]string{"columns", "False", "ComponentsNotReady", "http://monocle.example.com"}},
-		{"wide", "-o wide", []string{"NAME", "READY", "REASON", "URL", "AGE", "MESSAGE", "IMAGE"},
-			[]string{"columns", "False", "ComponentsNotReady", "http://monocle.example.com", "waiting for monocle-elastic", "quay.io/change-metrics/monocle:1.11.2"}},
+		{"default", "", []string{"NAME", "READY", "REASON", "SPEC", "URL", "AGE"}, map[string][]string{
+			// No URL: its status says what runs, and no API does.
+			"refused": {"False", "ConfigInvalid", "ConfigInvalid"},
+			"running": {"True", "AllComponentsReady", "ConfigInvalid", "http://running.example.com"},
+		}},
+		{"wide", "-o wide", []string{"NAME", "READY", "REASON", "SPEC", "URL", "AGE", "MESSAGE", "IMAGE"}, map[string][]string{
+			"refused": {"False", "ConfigInvalid", "api, crawler held: spec.config config.yaml is refused by Monocle"},
+			"running": {"True", "AllComponentsReady", "ConfigInvalid", "every component is ready", "quay.io/change-metrics/monocle:1.11.2"},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := shell(t, kubeconfig, "kubectl get mon -n "+ns+" "+tc.args)
+			t.Logf("kubectl get mon %s:\n%s", tc.args, out)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
-			if len(lines) != 2 {
+			if len(lines) != 3 {
 				t.Fatalf("kubectl get mon %s printed:\n%s", tc.args, out)
 			}
 			if got := strings.Fields(lines[0]); !slices.Equal(got, tc.header) {
 				t.Errorf("columns %q, want %q", got, tc.header)
 			}
-			for _, want := range tc.row {
-				if !strings.Contains(lines[1], want) {
-					t.Errorf("the row does not show %q:\n%s", want, out)
+			for _, line := range lines[1:] {
+				name := strings.Fields(line)[0]
+				want, ok := tc.rows[name]
+				if !ok {
+					t.Fatalf("a row for %s", name)
+				}
+				// The columns in order: each wanted value after the last.
+				rest := strings.TrimPrefix(line, name)
+				for _, w := range want {
+					i := strings.Index(rest, w)
+					if i < 0 {
+						t.Errorf("%s's row does not show %q after the columns before it:\n%s", name, w, line)
+						break
+					}
+					rest = rest[i+len(w):]
 				}
 			}
 		})

@@ -139,8 +139,7 @@ func TestCrawlerMadeOnceTheTokenIsThere(t *testing.T) {
 	n := instance.For("monocle-sample")
 	c := newCluster(t, readFixture(t, "sync-v1-new-parent"))
 	c.parent = setSpec(t, c.parent, configSpec(t, githubConfig, ""))
-	body := syncJSON(t, c.request(t))
-	golden(t, "new-parent-crawler-token-missing", body)
+	// Its first answer's golden file: TestReadySaysWhy.
 	for range 3 {
 		c.apply(t, syncJSON(t, c.request(t)))
 		c.markReady()

@@ -23,7 +23,11 @@ type podFacts struct {
 	// errors are the rest of what is not applied: a missing Secret, a
 	// workload held by what it would read once running.
 	errors []*condition.FieldError
-	notes  []string
+	// apiBlock and crawlerBlock are the refusals that hold or withhold the
+	// API and the crawler, or that they wait for (a missing Secret): a
+	// workload not ready then waits for its writer, not for Kubernetes.
+	apiBlock, crawlerBlock *condition.FieldError
+	notes                  []string
 	// The update-idents Job of the current idents, if observed, and its
 	// name ("" when the idents are unknown).
 	job     *batchv1.Job
@@ -48,7 +52,7 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 	}
 	if hold != nil {
 		children, err := heldPods(n, obs, env, generated, apiService)
-		facts := podFacts{configError: hold, errors: missing,
+		facts := podFacts{configError: hold, errors: missing, apiBlock: hold, crawlerBlock: hold,
 			// The pods are held: the status says what they run.
 			url: observedPublicURL(obs.Deployments[n.API]), crawler: s.crawler || obs.Deployments[n.Crawler] != nil}
 		return children, facts, err
@@ -70,6 +74,16 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 			facts.errors = append(facts.errors, h)
 		}
 	}
+	var keyBlock *condition.FieldError // a short key holds only a running API
+	if api != nil {
+		keyBlock = keyHold
+	}
+	var missingBlock *condition.FieldError // the pods wait for the Secret
+	if len(missing) > 0 {
+		missingBlock = missing[0]
+	}
+	facts.apiBlock = cmp.Or(missingBlock, loginHold, keyBlock)
+	facts.crawlerBlock = cmp.Or(missingBlock, loginHold, keyBlock, crawlerHold)
 	for _, w := range cfg.warnings {
 		facts.notes = append(facts.notes, w.String())
 	}

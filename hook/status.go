@@ -24,6 +24,9 @@ type statusFacts struct {
 	pods    podFacts
 	errors  []*condition.FieldError
 	notes   []string
+	// invalid, when not nil, holds every child as last applied
+	// (InvalidSpec).
+	invalid *condition.FieldError
 }
 
 // makeStatus is computed from the observed children and the facts of the
@@ -32,21 +35,26 @@ type statusFacts struct {
 func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now func() time.Time, facts statusFacts) v1alpha1.MonocleStatus {
 	es, pods := facts.elastic, facts.pods
 	st := v1alpha1.MonocleStatus{URL: pods.url, Storage: es.storage}
-	var waiting []string
-	component := func(name string, ready, enabled bool, off string) string {
+	var w waiting
+	component := func(name string, ready, enabled bool, off string, block *condition.FieldError) string {
 		switch {
 		case !enabled:
 			return off
 		case ready:
 			return "Ready"
+		case facts.invalid != nil:
+			w.held, w.blocks = append(w.held, name), append(w.blocks, facts.invalid)
+		case block != nil:
+			w.held, w.blocks = append(w.held, name), append(w.blocks, block)
+		default:
+			w.rolling = append(w.rolling, name)
 		}
-		waiting = append(waiting, name)
 		return "In Progress"
 	}
 	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
-	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.external, "External")
-	st.API = component("api", condition.DeploymentReady(api), true, "")
-	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pods.crawler, "Disabled")
+	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.external, "External", nil)
+	st.API = component("api", condition.DeploymentReady(api), true, "", pods.apiBlock)
+	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pods.crawler, "Disabled", pods.crawlerBlock)
 	// A workload's image is said once its rollout is complete.
 	var v v1alpha1.Versions
 	if condition.DeploymentReady(api) {
@@ -58,7 +66,7 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	if v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
-	ready, progressing := readyConditions(n, es, waiting)
+	ready, progressing := readyConditions(n, es, w)
 	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), identsCondition(pods)}
 
 	cj := obs.CronJobs[n.Snapshots]
@@ -85,15 +93,37 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	return st
 }
 
+// waiting are the enabled components not ready: those rolling out, and
+// those held by a refusal of their spec (each with its refusal): these wait
+// for their writer, not for Kubernetes.
+type waiting struct {
+	rolling, held []string
+	blocks        []*condition.FieldError
+}
+
 // readyConditions are Ready and Progressing: the components waited for,
-// and Elasticsearch's StatefulSet on its way to be recreated.
-func readyConditions(n instance.Names, es elasticFacts, waiting []string) (ready, progressing metav1.Condition) {
+// and Elasticsearch's StatefulSet on its way to be recreated. A component
+// held by a refusal makes Ready the refusal (SpecApplied's reason and
+// message), and is not rolling out.
+func readyConditions(n instance.Names, es elasticFacts, w waiting) (ready, progressing metav1.Condition) {
 	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"}
 	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"}
-	if len(waiting) > 0 {
-		msg := "waiting for " + strings.Join(waiting, ", ")
-		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: msg}
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: msg}
+	rolling := "waiting for " + strings.Join(w.rolling, ", ")
+	if len(w.rolling) > 0 {
+		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: rolling}
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling}
+	}
+	if len(w.held) > 0 {
+		held := strings.Join(w.held, ", ") + " not made or changed until the spec is applied (SpecApplied)"
+		// The cause first: what its writer must do.
+		msg := strings.Join(w.held, ", ") + " held: " + w.blocks[0].Error()
+		if len(w.rolling) > 0 {
+			msg += "; " + rolling
+		}
+		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: w.blocks[0].Reason, Message: msg}
+		if len(w.rolling) == 0 {
+			progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonSpecNotApplied, Message: held}
+		}
 	}
 	switch {
 	case es.retaining != "":

@@ -80,8 +80,9 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 				snapshotsOffMessage: "the spec is not applied",
 				snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
 			},
-			pods:   podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
-			errors: []*condition.FieldError{specErr},
+			pods:    podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
+			errors:  []*condition.FieldError{specErr},
+			invalid: specErr,
 		})
 	} else {
 		if note := requestSizeNote(req.Size, n, obs); note != "" {

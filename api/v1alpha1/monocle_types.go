@@ -16,6 +16,7 @@ import (
 // +kubebuilder:validation:XValidation:rule=`self.metadata.name.size() <= 38`,message=`metadata.name must be at most 38 characters, so that the N-update-idents-<hash> Job name stays within 63`
 // +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name=Reason,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name=Spec,type=string,JSONPath=`.status.conditions[?(@.type=="SpecApplied")].reason`,description=`SpecApplied's reason: Applied, or the refusal that holds a field of the spec (a running Monocle serves its last applied state meanwhile).`
 // +kubebuilder:printcolumn:name=URL,type=string,JSONPath=`.status.url`
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name=Message,type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`

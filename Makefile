@@ -73,15 +73,11 @@ fuzz:
 # them once (long, cold: BENCHMARKS.md) into ~/.cache/monocle-hook.
 #
 # One test runs the Metacontroller install the chart prints, with
-# Metacontroller's own chart: read from a snapshot of its repository
-# (METACONTROLLER_REPO, a git directory, at v4.17.2) into a temporary
-# directory, never into ours. Without one that test is skipped.
-METACONTROLLER_REPO ?= /work/.mirror/metacontroller+metacontroller/repo
+# Metacontroller's own chart, read once by tools/metacontroller-chart.sh
+# into a cache outside the repo (from METACONTROLLER_REPO, a git directory
+# of its repository, when set). Without it that test is skipped.
 e2e:
-	chart=$$(mktemp -d) && trap 'rm -rf "$$chart"' EXIT && \
-	if git --git-dir="$(METACONTROLLER_REPO)" archive v4.17.2 deploy/helm/metacontroller 2>/dev/null | tar -x -C "$$chart"; then \
-		export METACONTROLLER_CHART="$$chart/deploy/helm/metacontroller"; fi && \
-	cd e2e && KUBEBUILDER_ASSETS="$$(../tools/assets.sh)" $(GO) test -count=1 -timeout 30m ./...
+	cd e2e && KUBEBUILDER_ASSETS="$$(../tools/assets.sh)" METACONTROLLER_CHART="$$(../tools/metacontroller-chart.sh)" $(GO) test -count=1 -timeout 30m ./...
 
 test: lint unit fuzz chart-lint rules e2e
 

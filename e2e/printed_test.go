@@ -432,7 +432,7 @@ func printedEntries() []printedEntry {
 func runMetacontrollerInstall(t *testing.T, r *printedRun, text string) {
 	src := os.Getenv("METACONTROLLER_CHART")
 	if src == "" {
-		t.Skip("METACONTROLLER_CHART is not set (Metacontroller v4.17.2's deploy/helm/metacontroller, from its source): the check's install hint is not run")
+		t.Skip("METACONTROLLER_CHART is not set (Metacontroller v4.17.2's deploy/helm/metacontroller: tools/metacontroller-chart.sh, with METACONTROLLER_REPO a git directory of its repository): the check's install hint is not run")
 	}
 	dist := t.TempDir()
 	if _, err := runHelm(t, "package", src, "-d", dist); err != nil {

@@ -315,13 +315,12 @@ func (c *checker) checkAuth(auth *recordValue) {
 			c.warn("an OIDC setting is empty: the API starts without login (AuthSystemFailed)")
 			return
 		}
-		// Config.hs:322-324: Data.Text.toUpper, a full Unicode mapping
-		// that Go's strings.ToUpper is not: on ASCII they agree.
-		if strings.ContainsFunc(name, func(r rune) bool { return !secretKeyRune(r) && r != ' ' }) {
-			c.problemAt("oidc_provider_name", "%s is not a name the hook can follow: the API reads its client secret from MONOCLE_OIDC_<the name, upper case, spaces as _>_CLIENT_SECRET, which must be a Secret's key (letters, digits, '-', '_' and '.' of ASCII)", quoteName(name))
+		variable, problem := oidcSecretVariable(name)
+		if problem != "" {
+			c.problemAt("oidc_provider_name", "%s is not a name the hook can follow: the API reads its client secret from MONOCLE_OIDC_<the name, upper case (Unicode's full mapping: ß as SS), spaces as _>_CLIENT_SECRET, which must be a Secret's key (letters, digits, '-', '_' and '.' of ASCII, at most %d bytes); %s", quoteName(name), maxSecretKey, problem)
 			return
 		}
-		c.oidcSecret = "MONOCLE_OIDC_" + strings.ReplaceAll(strings.ToUpper(name), " ", "_") + "_CLIENT_SECRET"
+		c.oidcSecret = variable
 		if c.env != nil && !c.envSet(c.oidcSecret) && !c.enforceAuth {
 			// Enforced, the hook holds the API instead (LoginSecretMissing).
 			c.warn("the API reads the OIDC client secret from %s, which its pod does not get: it starts without login (AuthSystemFailed)", envName(c.oidcSecret))

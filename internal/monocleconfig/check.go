@@ -14,8 +14,10 @@ type checker struct {
 	decoder
 	env      func(string) bool
 	warnings []Problem
-	tokens   tokenCheck
-	oidc     bool
+	// warningCount counts every warning, listed or not.
+	warningCount int
+	tokens       tokenCheck
+	oidc         bool
 	// enforceAuth and oidcSecret: Config's EnforceAuth and OIDCSecret.
 	enforceAuth bool
 	oidcSecret  string
@@ -28,10 +30,22 @@ func (c *checker) problemAt(key, format string, args ...any) {
 	c.path.pop()
 }
 
-// warn records a warning. Only checkAuth warns, once at most (a config has
-// one auth provider), so the warnings need no cap.
+// warn records a warning at the path. A config may have one per crawler,
+// thousands: the first maxWarnings are kept, in the order found (the
+// config's), and the others only counted, unformatted; check ends the list
+// with their count.
 func (c *checker) warn(format string, args ...any) {
-	c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
+	c.warningCount++
+	if len(c.warnings) < maxWarnings {
+		c.warnings = append(c.warnings, Problem{Path: c.path.String(), Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// warnAt is a warning about the value of key in the one checked.
+func (c *checker) warnAt(key, format string, args ...any) {
+	c.path.pushKey(key)
+	c.warn(format, args...)
+	c.path.pop()
 }
 
 // envSet is the env callback on a name as getenv sees it: GHC passes the
@@ -69,6 +83,13 @@ func (c *checker) check(value any) *Config {
 		out.Workspaces = append(out.Workspaces, c.checkWorkspace(w))
 	})
 	out.Warnings = c.warnings
+	if more := c.warningCount - len(c.warnings); more > 0 {
+		word := "warnings"
+		if more == 1 {
+			word = "warning"
+		}
+		out.Warnings = append(out.Warnings, Problem{Message: fmt.Sprintf("%d more %s, not listed", more, word)})
+	}
 	out.Tokens = c.tokens.result()
 	out.OIDC, out.EnforceAuth, out.OIDCSecret = c.oidc, c.enforceAuth, c.oidcSecret
 	return out
@@ -177,6 +198,72 @@ func (c *checker) checkCrawler(cr *recordValue) {
 	if c.env != nil {
 		c.checkToken(provider)
 	}
+	if note := crawlerNote(provider); note != "" {
+		c.warnAt("provider", "the crawler %s %s", quoteName(cr.text("name")), note)
+	}
+}
+
+// crawlerNote says what Monocle 1.11.2's crawler (src/Macroscope/Main.hs,
+// getCrawler) does not do of a crawler it accepts: never crawls it, or
+// gets nothing to crawl from it; "" when it crawls as configured. One
+// crawler gets one note (Gerrit's two clauses are joined).
+//
+// A TaskDataProvider crawler gets none, though the crawler never runs it
+// either (Main.hs:377, "This is a generic crawler, not managed by the
+// macroscope"): that is what it is for. It only names a crawler in the
+// workspace for a tool outside Monocle, which pushes task data to the API
+// with the crawlers' key (src/Monocle/Api/Server.hs:301-324, addTDs); it
+// is written on purpose, as the exact string TaskDataProvider, and a note
+// on every config that has one would teach users to skip notes.
+func crawlerNote(provider *unionValue) string {
+	p := provider.payload
+	switch provider.alt {
+	case altGithubApplication:
+		// src/Macroscope/Main.hs:376: pure Nothing -- "Not (yet) implemented".
+		return "is a GitHub application (github_app_id), which Monocle 1.11.2's crawler does not implement (\"Not (yet) implemented\"): it never crawls it"
+	case altGerrit:
+		var clauses []string
+		switch {
+		case p.get("gerrit_repositories") == nil:
+			// Main.hs:356-358: both streams (projects by regex, changes)
+			// need gerrit_repositories; without it, none is made.
+			clauses = append(clauses, "has no gerrit_repositories: Monocle's crawler starts nothing for it and never crawls it")
+		case !hasEntities(provider):
+			// Main.hs:358: the changes stream is made, but the config
+			// gives it no project (src/Monocle/Config.hs:428, 442).
+			clauses = append(clauses, "has an empty gerrit_repositories: "+fromConfigOnly("project"))
+		}
+		if _, login := p.get("gerrit_login").(string); !login {
+			if _, password := p.get("gerrit_password").(string); password {
+				// Main.hs:349-353: the password is read only with a login.
+				clauses = append(clauses, "sets gerrit_password without gerrit_login: Monocle ignores the password and reads Gerrit anonymously")
+			}
+		}
+		return strings.Join(clauses, "; and ")
+	case altBugzilla:
+		// Main.hs:360-363 makes the stream; Config.hs:451 gives it the
+		// products as entities, none when bugzilla_products is absent.
+		if !hasEntities(provider) {
+			return "lists no bugzilla_products: " + fromConfigOnly("product")
+		}
+	case altGithubUser:
+		// Main.hs:372-375 makes the stream; Config.hs:434 gives it the
+		// users as entities.
+		if !hasEntities(provider) {
+			return "lists no github_users: " + fromConfigOnly("user")
+		}
+	}
+	return ""
+}
+
+// fromConfigOnly is the note on a crawler whose stream runs, but to which
+// the config gives no entity (what to crawl). The crawler asks the API for
+// the crawler's oldest entity (src/Macroscope/Worker.hs:188-192), which it
+// looks up in Elasticsearch by the crawler's name, whatever the config now
+// says (src/Monocle/Backend/Index.hs:921-941, getLastUpdated); entities
+// are added at start, never removed (Index.hs:943-956, 1000-1001).
+func fromConfigOnly(entity string) string {
+	return "Monocle crawls no " + entity + " for it, except any that an earlier config gave a crawler of this name (Elasticsearch keeps them)"
 }
 
 // hasEntities is whether getCrawlerEntities (src/Monocle/Backend/Index.hs)
@@ -197,6 +284,12 @@ func hasEntities(provider *unionValue) bool {
 }
 
 func (c *checker) checkAuth(auth *recordValue) {
+	// schemas/monocle/config/Auth/Type.dhall:3 has extra_auth_providers,
+	// which nothing in Monocle 1.11.2's src/ reads: getAuthProvider
+	// (src/Monocle/Config.hs:287-320) takes auth_provider only.
+	if len(auth.list("extra_auth_providers")) > 0 {
+		c.warnAt("extra_auth_providers", "is never read by Monocle 1.11.2: login uses auth_provider only")
+	}
 	provider, ok := auth.get("auth_provider").(*unionValue)
 	if !ok {
 		return
@@ -226,13 +319,12 @@ func (c *checker) checkAuth(auth *recordValue) {
 			c.warn("an OIDC setting is empty: the API starts without login (AuthSystemFailed)")
 			return
 		}
-		// Config.hs:322-324: Data.Text.toUpper, a full Unicode mapping
-		// that Go's strings.ToUpper is not: on ASCII they agree.
-		if strings.ContainsFunc(name, func(r rune) bool { return !secretKeyRune(r) && r != ' ' }) {
-			c.problemAt("oidc_provider_name", "%s is not a name the hook can follow: the API reads its client secret from MONOCLE_OIDC_<the name, upper case, spaces as _>_CLIENT_SECRET, which must be a Secret's key (letters, digits, '-', '_' and '.' of ASCII)", quoteName(name))
+		variable, problem := oidcSecretVariable(name)
+		if problem != "" {
+			c.problemAt("oidc_provider_name", "%s is not a name the hook can follow: the API reads its client secret from MONOCLE_OIDC_<the name, upper case (Unicode's full mapping: ß as SS), spaces as _>_CLIENT_SECRET, which must be a Secret's key (letters, digits, '-', '_' and '.' of ASCII, at most %d bytes); %s", quoteName(name), maxSecretKey, problem)
 			return
 		}
-		c.oidcSecret = "MONOCLE_OIDC_" + strings.ReplaceAll(strings.ToUpper(name), " ", "_") + "_CLIENT_SECRET"
+		c.oidcSecret = variable
 		if c.env != nil && !c.envSet(c.oidcSecret) && !c.enforceAuth {
 			// Enforced, the hook holds the API instead (LoginSecretMissing).
 			c.warn("the API reads the OIDC client secret from %s, which its pod does not get: it starts without login (AuthSystemFailed)", envName(c.oidcSecret))

@@ -137,8 +137,12 @@ type Config struct {
 	// once running (src/Monocle/Config.hs:294-296), "" without OIDC. Set
 	// but empty, it is as missing (Config.hs:309-313): login is off.
 	OIDCSecret string
-	// Warnings are about the OIDC client secret, which the API reads once
-	// running: without it, it starts without login. At most 20 are listed.
+	// Warnings are about what Monocle accepts but does not do: login
+	// without the OIDC client secret, which the API reads once running
+	// (it starts without login), auth.extra_auth_providers (never read),
+	// crawlers that never crawl or get nothing to crawl from the config.
+	// In the config's order, at most 20 are listed; when there are more, a
+	// last one, at the whole document, counts the rest.
 	Warnings []Problem
 }
 
@@ -174,6 +178,7 @@ func (p Problem) String() string {
 const (
 	maxProblems = 10
 	maxIgnored  = 20
+	maxWarnings = 20
 	maxMessage  = 2048
 )
 

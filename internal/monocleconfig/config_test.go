@@ -282,7 +282,10 @@ func TestParse(t *testing.T) {
 			yaml:     crawler("{github_users: alice}"),
 			problems: []want{{"workspaces[0].crawlers[0].provider", "read as a GitHub users provider: github_users: must be a list"}},
 		},
-		"provider GitHub application": {yaml: crawler("{github_app_id: \"42\", github_app_key_path: /etc/key.pem}")},
+		"provider GitHub application": {
+			yaml:     crawler("{github_app_id: \"42\", github_app_key_path: /etc/key.pem}"),
+			warnings: []want{{"workspaces[0].crawlers[0].provider", "never crawls it"}},
+		},
 		"provider GitHub application without key path": {
 			yaml:     crawler("{github_app_id: \"42\"}"),
 			problems: []want{{"workspaces[0].crawlers[0].provider", "read as a GitHub application provider: github_app_key_path: required"}},
@@ -296,7 +299,7 @@ func TestParse(t *testing.T) {
 			yaml:     crawler("{gitlab_url: https://gitlab.example.org/api/graphql}"),
 			problems: []want{{"workspaces[0].crawlers[0].provider", "read as a GitLab provider: gitlab_organization: required"}},
 		},
-		"provider Gerrit": {yaml: crawler("{gerrit_url: https://review.example.org}")},
+		"provider Gerrit": {yaml: crawler("{gerrit_url: https://review.example.org, gerrit_repositories: [a]}")},
 		"provider Gerrit without url": {
 			yaml:     crawler("{gerrit_repositories: [a], gerrit_login: bot}"),
 			problems: []want{{"workspaces[0].crawlers[0].provider", "read as a Gerrit provider: gerrit_url: required"}},
@@ -448,8 +451,9 @@ func TestParse(t *testing.T) {
 			problems: []want{{"auth.auth_provider", "is read as a GitHub auth provider"}},
 		},
 		"auth extra providers are not used": {
-			yaml: "auth:\n  auth_provider: {oidc_provider_name: sso, oidc_issuer_url: u, oidc_client_id: c}\n  extra_auth_providers:\n    - {github_oauth_name: gh, github_oauth_client_id: id}\n" + seedDefaultConfig,
-			env:  envOf("CRAWLERS_API_KEY", "MONOCLE_OIDC_SSO_CLIENT_SECRET"),
+			yaml:     "auth:\n  auth_provider: {oidc_provider_name: sso, oidc_issuer_url: u, oidc_client_id: c}\n  extra_auth_providers:\n    - {github_oauth_name: gh, github_oauth_client_id: id}\n" + seedDefaultConfig,
+			env:      envOf("CRAWLERS_API_KEY", "MONOCLE_OIDC_SSO_CLIENT_SECRET"),
+			warnings: []want{{"auth.extra_auth_providers", "never read"}},
 		},
 		"auth without provider": {
 			yaml:     "auth:\n  enforce_auth: true\n" + seedDefaultConfig,

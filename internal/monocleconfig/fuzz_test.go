@@ -47,7 +47,7 @@ func FuzzParse(f *testing.F) {
 		if len(data) > limits.MaxBytes {
 			t.Fatalf("%d bytes accepted", len(data))
 		}
-		if len(cfg.Ignored) > maxIgnored || len(cfg.Warnings) > maxIgnored || len(cfg.Tokens.Missing) > 2*maxIgnored {
+		if len(cfg.Ignored) > maxIgnored || len(cfg.Warnings) > maxWarnings+1 || len(cfg.Tokens.Missing) > 2*maxIgnored {
 			t.Fatalf("%d ignored, %d warnings, %d tokens", len(cfg.Ignored), len(cfg.Warnings), len(cfg.Tokens.Missing))
 		}
 		if cfg.Tokens.Count < len(cfg.Tokens.Missing) || cfg.Tokens.Exits != slices.ContainsFunc(cfg.Tokens.Missing, func(m MissingToken) bool { return m.Exits }) {

@@ -23,7 +23,7 @@ func TestCheckGate(t *testing.T) {
 			"b/old-bounds: InvalidSpec: spec.tolerations[0].value",
 			"b/old-image: rolls the API and the crawler from quay.io/change-metrics/monocle:1.10.0 to quay.io/change-metrics/monocle:1.11.2",
 			"b/slash: rolls the API from https://monocle.example.com/ to https://monocle.example.com (its public URL as Monocle serves it)",
-			"Monocles checked: 9; applied in full: 4; not: 5; rolled: 2",
+			"Monocles checked: 10; applied in full: 5; not: 5; rolled: 2",
 		}},
 		"an example": {args: []string{"-f", "examples/monocle-sample.yaml"}, code: 0, out: []string{"Monocles checked: 1; applied in full: 1; not: 0; rolled: 0"}},
 		"no -f":      {code: 2, err: "-f is required"},

@@ -22,6 +22,7 @@ var layers = map[string]int{
 	"hook/condition":         1,
 	"hook/wire":              1,
 	"internal/command":       0,
+	"internal/elasticusers":  0,
 	"internal/floor":         0,
 	"internal/instance":      0,
 	"internal/mcapply":       0,

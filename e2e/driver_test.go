@@ -22,6 +22,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	cryptorand "crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -110,7 +111,9 @@ func newDriver(t *testing.T, ns string) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(hook.Env{Now: time.Now, Rand: randReader{}, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), server.Options{})
+	// Random as in production: a key or password removed is made anew,
+	// not the same again.
+	s := server.New(hook.Env{Now: time.Now, Rand: cryptorand.Reader, Image: e2eHookImage}, slog.New(slog.NewJSONHandler(io.Discard, nil)), prometheus.NewRegistry(), server.Options{})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return &driver{t: t, dyn: dyn, hookURL: srv.URL, ns: ns}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -70,7 +71,8 @@ func Check(data []byte, env Env) (Report, error) {
 				rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
 			}
 		}
-		rep.Rolls = append(rep.Rolls, rolls(monocle, md.Namespace, md.Name, resp.Status.URL)...)
+		secured := req.Children.Secrets[instance.For(md.Name).Elastic] != nil
+		rep.Rolls = append(rep.Rolls, rolls(monocle, md.Namespace, md.Name, resp.Status.URL, secured)...)
 	}
 	slices.SortFunc(rep.Refusals, func(a, b Refusal) int { return strings.Compare(a.String(), b.String()) })
 	slices.SortFunc(rep.Rolls, func(a, b Roll) int { return strings.Compare(a.String(), b.String()) })
@@ -79,8 +81,10 @@ func Check(data []byte, env Env) (Report, error) {
 
 // rolls compares the images a Monocle's status says run with the defaults,
 // for the images its spec leaves to them, and the public URL its status
-// says the API runs with with the one it would get (url).
-func rolls(monocle []byte, namespace, name, url string) []Roll {
+// says the API runs with with the one it would get (url); and a managed
+// Elasticsearch that runs without its users' Secret (secured: N-elastic is
+// there) is one the hook made before it turned security on.
+func rolls(monocle []byte, namespace, name, url string, secured bool) []Roll {
 	var m struct {
 		Spec struct {
 			Image         string `json:"image"`
@@ -103,6 +107,9 @@ func rolls(monocle []byte, namespace, name, url string) []Roll {
 	}
 	if v := m.Status.Versions.Elasticsearch; m.Spec.Elasticsearch.Image == "" && v != "" && v != DefaultElasticImage {
 		out = append(out, Roll{namespace, name, "Elasticsearch", v, DefaultElasticImage, "the new default image"})
+	}
+	if m.Status.Versions.Elasticsearch != "" && m.Spec.Elasticsearch.URL == "" && !secured {
+		out = append(out, Roll{namespace, name, "Elasticsearch and the API", "no authentication", "each client its own user (Secret " + instance.For(name).Elastic + ")", "Elasticsearch's security"})
 	}
 	if v := m.Status.URL; v != "" && url != "" && v != url {
 		out = append(out, Roll{namespace, name, "the API", v, url, "its public URL as Monocle serves it"})

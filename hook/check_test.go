@@ -21,8 +21,8 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Checked != 9 {
-		t.Errorf("%d Monocles checked, want 9", rep.Checked)
+	if rep.Checked != 10 {
+		t.Errorf("%d Monocles checked, want 10", rep.Checked)
 	}
 	var got []string
 	for _, r := range rep.Refusals {
@@ -46,7 +46,10 @@ func TestCheck(t *testing.T) {
 	}
 	// An older default image running, no image of its own: it rolls; so
 	// does an API whose public URL loses its trailing slash.
+	// And a managed Elasticsearch without its users' Secret turns its
+	// security on.
 	want := []Roll{
+		{"b", "old-image", "Elasticsearch and the API", "no authentication", "each client its own user (Secret old-image-elastic)", "Elasticsearch's security"},
 		{"b", "old-image", "the API and the crawler", "quay.io/change-metrics/monocle:1.10.0", DefaultImage, "the new default image"},
 		{"b", "slash", "the API", "https://monocle.example.com/", "https://monocle.example.com", "its public URL as Monocle serves it"},
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -91,19 +92,35 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 			// single-node also skips the bootstrap checks that
 			// would need a privileged sysctl init container.
 			{Name: "discovery.type", Value: "single-node"},
-			{Name: "xpack.security.enabled", Value: "false"},
+			// Its users are the file realm's of the Secret N-elastic
+			// (elasticusers.go).
+			{Name: "xpack.security.enabled", Value: "true"},
 			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
 		},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
-		// Ready once the cluster is at least yellow: a 408 otherwise.
-		ReadinessProbe: httpProbe("/_cluster/health?wait_for_status=yellow&timeout=1s", 10, 3),
-		Resources:      s.elastic.res,
-		VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: "/usr/share/elasticsearch/data"}},
+		// Ready once the cluster is at least yellow (a 408 otherwise), asked
+		// as the probe user, whose credentials curl reads from a file.
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
+				"curl", "--silent", "--fail", "--output", "/dev/null", "--max-time", "2",
+				"--netrc-file", elasticUsersDir + "/" + probeNetrc,
+				"http://127.0.0.1:" + strconv.Itoa(instance.ElasticPort) + "/_cluster/health?wait_for_status=yellow&timeout=1s",
+			}}},
+			PeriodSeconds:  10,
+			TimeoutSeconds: 3,
+		},
+		Resources: s.elastic.res,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "data", MountPath: "/usr/share/elasticsearch/data"},
+			{Name: elasticConfigVolume, MountPath: elasticConfigDir},
+			{Name: elasticUsersVolume, MountPath: elasticUsersDir, ReadOnly: true},
+		},
 	}
 	if claimTemplate(templates, instance.SnapshotsVolume) != nil {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
 	}
+	pod := withElasticUsers(n, podSpec(s.scheduling, c), s.elastic.image)
 	return &appsv1.StatefulSet{
 		TypeMeta:   wire.TypeStatefulSet,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
@@ -119,7 +136,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 				WhenDeleted: whenDeleted,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
-			Template:             podTemplate(n.Labels(componentElastic), podSpec(s.scheduling, c)),
+			Template:             podTemplate(n.Labels(componentElastic), pod),
 			VolumeClaimTemplates: templates,
 		},
 	}
@@ -240,10 +257,13 @@ func secretEnv(name string) corev1.EnvFromSource {
 // elasticURLEnv points at the managed Elasticsearch, at an external URL, or
 // at a Secret key holding one (with credentials: never in the spec).
 func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
-	if s.elastic.urlSecret != nil {
+	switch {
+	case s.elastic.urlSecret != nil:
 		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}}
+	case s.elastic.url != "":
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.url}
 	}
-	return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: cmp.Or(s.elastic.url, n.ElasticURL())}
+	return elasticusers.URLEnv(n.Elastic, elasticusers.Monocle)
 }
 
 // makeUpdateIdentsJob re-attributes changes to the config's idents. Its name

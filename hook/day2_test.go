@@ -78,9 +78,11 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 			spec: withSpec(t, `{"image":"quay.io/change-metrics/monocle:1.12.0"}`),
 			want: []string{api, crawler},
 		},
+		// Its init container, which links its users into its config, is
+		// of its image.
 		"elasticsearch image: only Elasticsearch rolls": {
 			spec: withSpec(t, `{"elasticsearch":{"image":"docker.elastic.co/elasticsearch/elasticsearch:7.17.27"}}`),
-			want: []string{elastic},
+			want: []string{elastic, "StatefulSet/monocle-sample-elastic spec.template.spec.initContainers"},
 		},
 		"elasticsearch heap: its memory follows": {
 			spec: withSpec(t, `{"elasticsearch":{"heap":"1g"}}`),
@@ -120,7 +122,9 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 		},
 		"external elasticsearch: no StatefulSet nor Service, the API points there": {
 			spec: withSpec(t, `{"elasticsearch":{"url":"http://es.example.com:9200"}}`),
-			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api},
+			// The API no longer reads its user's URL from N-elastic (which
+			// goes once the StatefulSet has); the crawler never did.
+			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api, apiHash},
 		},
 		"user secret: added to the environment, pods roll": {
 			spec:    withSpec(t, `{"secretRef":{"name":"tokens"}}`),

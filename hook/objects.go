@@ -87,8 +87,9 @@ func decodeInto[T any](into map[string]*T, kind, key string, doc json.RawMessage
 	return nil
 }
 
-// request is the sync request for a Monocle of objs: the generated Secret
-// and ConfigMap as its observed children when they are there, and every
+// request is the sync request for a Monocle of objs: the generated Secrets
+// (N-api, Elasticsearch's users N-elastic) and ConfigMap as its observed
+// children when they are there, and every
 // ConfigMap and Secret of its namespace as related objects (Sync reads only
 // those the spec names).
 func (objs *objects) request(monocle json.RawMessage) (*wire.SyncRequest, error) {
@@ -101,7 +102,7 @@ func (objs *objects) request(monocle json.RawMessage) (*wire.SyncRequest, error)
 	// nil when absent: observe skips a null child.
 	req.Children = wire.Children{
 		ConfigMaps: map[string]*corev1.ConfigMap{n.API: req.Related.ConfigMaps[ns+"/"+n.API]},
-		Secrets:    map[string]*corev1.Secret{n.API: req.Related.Secrets[ns+"/"+n.API]},
+		Secrets:    map[string]*corev1.Secret{n.API: req.Related.Secrets[ns+"/"+n.API], n.Elastic: req.Related.Secrets[ns+"/"+n.Elastic]},
 	}
 	return &req, nil
 }

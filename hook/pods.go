@@ -2,12 +2,14 @@ package hook
 
 import (
 	"cmp"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
@@ -40,9 +42,16 @@ type podFacts struct {
 // mount), refused, holds them, with their config and Jobs, exactly as they
 // are. apiService gets the session affinity the config wants.
 func podChildren(namespace string, n instance.Names, s settings, obs wire.Children, rel wire.Related, env Env,
-	secret map[string][]byte, apiService *corev1.Service) ([]wire.Child, podFacts, error) {
+	secret, elasticUsers map[string][]byte, apiService *corev1.Service) ([]wire.Child, podFacts, error) {
 	generated := configData(obs.ConfigMaps[n.API], s.config)
 	envData, hashed, missing, hold := podSecrets(s, secret, rel)
+	apiHashed := hashed
+	if !s.elastic.external() {
+		// The API reads its Elasticsearch user's URL from N-elastic: a new
+		// password rolls it (and not the crawler, which never reads it).
+		key := elasticusers.URLKey(elasticusers.Monocle)
+		apiHashed = append(slices.Clip(hashed), map[string][]byte{key: elasticUsers[key]})
+	}
 	var cfg validConfig
 	if hold == nil {
 		var text string
@@ -101,7 +110,7 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 	// config enforces.
 	apiHeld := (keyHold != nil || loginHold != nil) && api != nil
 	apiWithheld := loginHold != nil && api == nil
-	children, err := runningPods(n, s, obs, env, generated, cfg, hashSecrets(hashed), apiHeld, apiWithheld, crawlerHold == nil)
+	children, err := runningPods(n, s, obs, env, generated, cfg, hashSecrets(apiHashed), hashSecrets(hashed), apiHeld, apiWithheld, crawlerHold == nil)
 	if err != nil {
 		return nil, facts, err
 	}
@@ -147,10 +156,10 @@ func runtimeHolds(namespace string, n instance.Names, s settings, cfg validConfi
 // ConfigMaps, the API and the crawler (or the one a runtime hold keeps as it
 // runs), and the earlier mounted configs pods may still mount.
 func runningPods(n instance.Names, s settings, obs wire.Children, env Env, generated map[string]string, cfg validConfig,
-	secretHash string, apiHeld, apiWithheld, crawlerFree bool) ([]wire.Child, error) {
+	apiSecretHash, crawlerSecretHash string, apiHeld, apiWithheld, crawlerFree bool) ([]wire.Child, error) {
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	mounted := n.MountedConfig(cfg.hash)
-	r := rollout{config: mounted, secretHash: secretHash}
+	r := rollout{config: mounted, secretHash: apiSecretHash}
 	children := []wire.Child{makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)}
 	var held []wire.Observed // the workloads kept as they run
 	switch {
@@ -168,7 +177,7 @@ func runningPods(n instance.Names, s settings, obs wire.Children, env Env, gener
 	// A held API holds the crawler too: it would push to an API that runs
 	// another config (unknown crawlers, another crawlers_api_key).
 	if s.crawler && crawlerFree && !apiHeld && !apiWithheld {
-		children = append(children, makeCrawlerDeployment(n, s, r, crawler))
+		children = append(children, makeCrawlerDeployment(n, s, rollout{config: mounted, secretHash: crawlerSecretHash}, crawler))
 	} else if s.crawler && crawler != nil {
 		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
@@ -188,8 +189,11 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 		Name:    "snapshot",
 		Image:   image,
 		Command: []string{"/monocle-hook"},
+		// $(VAR) is expanded by the kubelet: the URL, with the snapshot
+		// user's credentials, stays in its Secret.
+		Env: []corev1.EnvVar{elasticusers.URLEnv(n.Elastic, elasticusers.Snapshots)},
 		Args: []string{"snapshot",
-			"--elastic", n.ElasticURL(),
+			"--elastic", "$(MONOCLE_ELASTIC_URL)",
 			"--repository", snapshot.DefaultRepository,
 			"--location", snapshot.DefaultLocation,
 			"--keep", strconv.Itoa(int(snap.keep)),

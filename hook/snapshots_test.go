@@ -156,10 +156,16 @@ func TestNewMonocleWithSnapshots(t *testing.T) {
 	}
 	pod := job.Template.Spec
 	c := pod.Containers[0]
-	wantArgs := []string{"snapshot", "--elastic", "http://monocle-sample-elastic:9200", "--repository", "monocle",
+	// The URL, with the snapshot user's credentials, from N-elastic:
+	// expanded by the kubelet, never in the spec.
+	wantArgs := []string{"snapshot", "--elastic", "$(MONOCLE_ELASTIC_URL)", "--repository", "monocle",
 		"--location", "/usr/share/elasticsearch/snapshots/monocle", "--keep", "7", "--timeout", "30m0s"}
 	if c.Image != testImage || !slices.Equal(c.Command, []string{"/monocle-hook"}) || !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("container %s %q %q", c.Image, c.Command, c.Args)
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != "MONOCLE_ELASTIC_URL" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil ||
+		c.Env[0].ValueFrom.SecretKeyRef.Name != "monocle-sample-elastic" || c.Env[0].ValueFrom.SecretKeyRef.Key != "monocle-snapshots.url" {
+		t.Errorf("container env %+v", c.Env)
 	}
 	if pod.RestartPolicy != corev1.RestartPolicyNever || !ptr.Deref(c.SecurityContext.ReadOnlyRootFilesystem, false) ||
 		ptr.Deref(pod.SecurityContext.RunAsUser, 0) != instance.HookImageUser {

@@ -114,6 +114,13 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 		return nil, err
 	}
 	children := []wire.Child{makeSecret(n, secret)}
+	var users map[string][]byte // Elasticsearch's users, when the hook runs it
+	if !s.elastic.external() || obs.StatefulSets[n.Elastic] != nil {
+		if users, err = elasticUsersData(n, obs.Secrets[n.Elastic], env.Rand); err != nil {
+			return nil, err
+		}
+		children = append(children, makeElasticUsersSecret(n, users))
+	}
 	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, rel.Claims, env)
 	children = append(children, elastic...)
 	// Its affinity depends on the config, read by the pods' part.
@@ -125,7 +132,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, apiService)
+	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, users, apiService)
 	if err != nil {
 		return nil, err
 	}

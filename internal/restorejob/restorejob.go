@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
@@ -107,8 +108,8 @@ func jobName(o Options) string {
 }
 
 // makeJob is the restore Job: our own binary, `monocle-hook restore`,
-// against the Monocle's Elasticsearch Service (N-elastic:9200, as the hook
-// names it), in a pod that meets the restricted Pod Security Standard like
+// against the Monocle's Elasticsearch (N-elastic:9200, as the snapshot
+// user: the hook's Secret N-elastic holds its URL), in a pod that meets the restricted Pod Security Standard like
 // the hook's children. One attempt: a failed restore is for the admin to
 // read, not to retry.
 func makeJob(o Options) *batchv1.Job {
@@ -117,8 +118,11 @@ func makeJob(o Options) *batchv1.Job {
 		Name:    "restore",
 		Image:   o.Image,
 		Command: []string{"/monocle-hook"},
+		// The snapshot user's URL, from the Secret N-elastic the hook
+		// makes: the kubelet expands it, no field shows it.
+		Env: []corev1.EnvVar{elasticusers.URLEnv(n.Elastic, elasticusers.Snapshots)},
 		Args: []string{"restore",
-			"--elastic", n.ElasticURL(),
+			"--elastic", "$(MONOCLE_ELASTIC_URL)",
 			"--repository", o.Repository,
 			"--location", o.Location,
 			"--snapshot", o.Snapshot,

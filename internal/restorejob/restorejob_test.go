@@ -80,8 +80,12 @@ func TestRestoreJobGolden(t *testing.T) {
 		t.Errorf("namespace %q", job.Namespace)
 	case c.Image != "ghcr.io/change-metrics/monocle-hook:v0.2.0":
 		t.Errorf("image %q", c.Image)
-	case strings.Join(c.Args, " ") != "restore --elastic http://monocle-sample-elastic:9200 --repository monocle --location /usr/share/elasticsearch/snapshots/monocle --snapshot monocle-20261130-091500 --timeout 30m0s":
+	case strings.Join(c.Args, " ") != "restore --elastic $(MONOCLE_ELASTIC_URL) --repository monocle --location /usr/share/elasticsearch/snapshots/monocle --snapshot monocle-20261130-091500 --timeout 30m0s":
 		t.Errorf("args %q", c.Args)
+	// The snapshot user's URL, from the Secret the hook makes.
+	case len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil ||
+		c.Env[0].ValueFrom.SecretKeyRef.Name != "monocle-sample-elastic" || c.Env[0].ValueFrom.SecretKeyRef.Key != "monocle-snapshots.url":
+		t.Errorf("env %+v", c.Env)
 	case *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 32*60:
 		t.Errorf("backoffLimit %d, activeDeadlineSeconds %d", *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)
 	case pod.RestartPolicy != corev1.RestartPolicyNever || *pod.AutomountServiceAccountToken:

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/change-metrics/monocle-hook/internal/fakerealm"
 )
 
 // fakeES is a single-node Elasticsearch 7.17 with its repositories,
@@ -52,6 +54,10 @@ type fakeES struct {
 	indices  map[string]string          // index → "open" or "close"
 	clock    time.Time                  // the next snapshot's start time
 	requests []string                   // "METHOD /path?query", in order
+
+	// realm, when not nil, is security on: each request must carry a
+	// user's credentials and its roles must grant the route's action.
+	realm *fakerealm.Realm
 
 	// Faults.
 	nextState     string          // of the next snapshot taken: SUCCESS (default), FAILED, PARTIAL, INCOMPATIBLE
@@ -131,9 +137,13 @@ func (f *fakeES) requestLog() []string {
 type route struct {
 	name    string
 	pattern string
-	params  map[string]func(string) bool // the query parameters the API takes
-	body    func() any                   // a new value to decode the body into; nil: no body
-	serve   func(f *fakeES, r *http.Request, body any) (int, any)
+	// action is the Elasticsearch action a realm authorizes (x-pack's
+	// names); an index action names the path's {index}.
+	action      string
+	indexAction bool
+	params      map[string]func(string) bool // the query parameters the API takes
+	body        func() any                   // a new value to decode the body into; nil: no body
+	serve       func(f *fakeES, r *http.Request, body any) (int, any)
 }
 
 var (
@@ -159,23 +169,27 @@ func (f *fakeES) routes() []route {
 	return []route{
 		{
 			name: "get repository", pattern: "GET /_snapshot/{repository}",
+			action: "cluster:admin/repository/get",
 			params: with(masterTimeout, map[string]func(string) bool{"local": isBool}),
 			serve:  (*fakeES).getRepository,
 		},
 		{
 			name: "put repository", pattern: "PUT /_snapshot/{repository}",
+			action: "cluster:admin/repository/put",
 			params: with(masterTimeout, map[string]func(string) bool{"timeout": isTime, "verify": isBool}),
 			body:   func() any { return &putRepositoryBody{} },
 			serve:  (*fakeES).putRepository,
 		},
 		{
 			name: "create snapshot", pattern: "PUT /_snapshot/{repository}/{snapshot}",
+			action: "cluster:admin/snapshot/create",
 			params: with(masterTimeout, map[string]func(string) bool{"wait_for_completion": isBool}),
 			body:   func() any { return &createSnapshotBody{} },
 			serve:  (*fakeES).createSnapshot,
 		},
 		{
 			name: "get snapshot", pattern: "GET /_snapshot/{repository}/{snapshot}",
+			action: "cluster:admin/snapshot/get",
 			params: with(masterTimeout, map[string]func(string) bool{
 				"ignore_unavailable": isBool, "verbose": isBool, "index_details": isBool, "include_repository": isBool,
 				"sort": isAny, "size": isAny, "order": isAny, "after": isAny, "offset": isAny, "from_sort_value": isAny,
@@ -184,17 +198,20 @@ func (f *fakeES) routes() []route {
 		},
 		{
 			name: "delete snapshot", pattern: "DELETE /_snapshot/{repository}/{snapshot}",
+			action: "cluster:admin/snapshot/delete",
 			params: masterTimeout,
 			serve:  (*fakeES).deleteSnapshots,
 		},
 		{
 			name: "restore snapshot", pattern: "POST /_snapshot/{repository}/{snapshot}/_restore",
+			action: "cluster:admin/snapshot/restore",
 			params: with(masterTimeout, map[string]func(string) bool{"wait_for_completion": isBool}),
 			body:   func() any { return &restoreBody{} },
 			serve:  (*fakeES).restoreSnapshot,
 		},
 		{
 			name: "close index", pattern: "POST /{index}/_close",
+			action: "indices:admin/close", indexAction: true,
 			params: with(masterTimeout, map[string]func(string) bool{
 				"allow_no_indices": isBool, "expand_wildcards": isWildcard, "ignore_unavailable": isBool,
 				"wait_for_active_shards": isCount, "timeout": isTime,
@@ -203,6 +220,7 @@ func (f *fakeES) routes() []route {
 		},
 		{
 			name: "cat indices", pattern: "GET /_cat/indices/{index}",
+			action: "indices:monitor/stats", indexAction: true,
 			params: with(masterTimeout, map[string]func(string) bool{
 				"format": isAny, "h": isAny, "expand_wildcards": isWildcard, "bytes": isAny, "health": isAny,
 				"help": isBool, "include_unloaded_segments": isBool, "local": isBool, "pri": isBool, "s": isAny,
@@ -212,6 +230,7 @@ func (f *fakeES) routes() []route {
 		},
 		{
 			name: "cluster health", pattern: "GET /_cluster/health/{index}",
+			action: "cluster:monitor/health",
 			params: with(masterTimeout, map[string]func(string) bool{
 				"expand_wildcards": isWildcard, "level": isAny, "local": isBool, "timeout": isTime,
 				"wait_for_active_shards": isCount, "wait_for_events": isAny, "wait_for_no_initializing_shards": isBool,
@@ -237,6 +256,9 @@ func (f *fakeES) handle(rt route) http.HandlerFunc {
 			} else if len(values) != 1 || !valid(values[0]) {
 				f.t.Errorf("%s: bad value %q for %s", rt.name, values, name)
 			}
+		}
+		if f.realm != nil && !f.authorized(w, r, rt) {
+			return
 		}
 		raw, _ := io.ReadAll(r.Body)
 		var body any
@@ -274,6 +296,31 @@ func (f *fakeES) handle(rt route) http.HandlerFunc {
 		f.mu.Unlock()
 		f.write(w, status, answer)
 	}
+}
+
+// authorized answers a request the realm refuses as a secured node does:
+// 401 without a user's credentials, 403 outside its roles.
+func (f *fakeES) authorized(w http.ResponseWriter, r *http.Request, rt route) bool {
+	user, status := f.realm.Authenticate(r)
+	if status != http.StatusOK {
+		w.Header().Set("WWW-Authenticate", `Basic realm="security" charset="UTF-8"`)
+		f.write(w, status, esError(status, "security_exception", "unable to authenticate user for REST request ["+r.URL.Path+"]"))
+		return false
+	}
+	index := ""
+	if rt.indexAction {
+		index = r.PathValue("index")
+	}
+	if !f.realm.Allowed(user, rt.action, index) {
+		f.write(w, 403, esError(403, "security_exception", "action ["+rt.action+"] is unauthorized for user ["+user+"]"))
+		return false
+	}
+	// _cat/indices reads the cluster's state too.
+	if rt.name == "cat indices" && !f.realm.Allowed(user, "cluster:monitor/state", "") {
+		f.write(w, 403, esError(403, "security_exception", "action [cluster:monitor/state] is unauthorized for user ["+user+"]"))
+		return false
+	}
+	return true
 }
 
 func (f *fakeES) write(w http.ResponseWriter, status int, answer any) {

@@ -1,0 +1,134 @@
+package hook
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/elasticusers"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+)
+
+// Keys of the Secret N-elastic, beside each user's "<name>.password".
+const (
+	usersFile      = "users"
+	usersRolesFile = "users_roles"
+	rolesFile      = "roles.yml"
+	// usersSum is the SHA-256 of the passwords the users file was hashed
+	// from: their hashes are made again only when it no longer matches (a
+	// fresh salt on every sync would change every answer and roll
+	// Elasticsearch forever). It tells nothing the passwords beside it do
+	// not.
+	usersSum = "users.sha256"
+	// probeNetrc is the probe user's credentials, as curl reads them
+	// (--netrc-file): never on a command line.
+	probeNetrc = "probe.netrc"
+)
+
+func passwordKey(u elasticusers.User) string { return u.Name + ".password" }
+
+// elasticUsersData keeps every observed key of the Secret N-elastic,
+// generates the passwords that are missing (letters and digits: they pass
+// through URLs and the image's wrapper unquoted), and makes the file realm's
+// files from them: the hashes only when a password is new or changed.
+func elasticUsersData(n instance.Names, observed *corev1.Secret, random io.Reader) (map[string][]byte, error) {
+	data := map[string][]byte{}
+	if observed != nil {
+		maps.Copy(data, observed.Data)
+	}
+	sum := sha256.New()
+	for _, u := range elasticusers.All {
+		if len(data[passwordKey(u)]) == 0 {
+			password, err := randomKey(random, 24)
+			if err != nil {
+				return nil, fmt.Errorf("generating the password of %s: %w", u.Name, err)
+			}
+			data[passwordKey(u)] = password
+		}
+		fmt.Fprintf(sum, "%s:%s\n", u.Name, data[passwordKey(u)])
+	}
+	if hexSum := hex.EncodeToString(sum.Sum(nil)); string(data[usersSum]) != hexSum || len(data[usersFile]) == 0 {
+		var users strings.Builder
+		for _, u := range elasticusers.All {
+			hash, err := elasticusers.Hash(data[passwordKey(u)], random)
+			if err != nil {
+				return nil, fmt.Errorf("hashing the password of %s: %w", u.Name, err)
+			}
+			fmt.Fprintf(&users, "%s:%s\n", u.Name, hash)
+		}
+		data[usersFile], data[usersSum] = []byte(users.String()), []byte(hexSum)
+	}
+	data[usersRolesFile] = []byte(elasticusers.UsersRoles())
+	data[rolesFile] = []byte(elasticusers.Roles)
+	for _, u := range []elasticusers.User{elasticusers.Monocle, elasticusers.Snapshots} {
+		data[elasticusers.URLKey(u)] = []byte(fmt.Sprintf("http://%s:%s@%s:%d", u.Name, data[passwordKey(u)], n.Elastic, instance.ElasticPort))
+	}
+	data[probeNetrc] = []byte(fmt.Sprintf("machine 127.0.0.1 login %s password %s\n", elasticusers.Probe.Name, data[passwordKey(elasticusers.Probe)]))
+	return data, nil
+}
+
+// makeElasticUsersSecret is the Secret N-elastic: Elasticsearch's users.
+func makeElasticUsersSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   wire.TypeSecret,
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
+		Data:       data,
+		Type:       corev1.SecretTypeOpaque,
+	}
+}
+
+// Where Elasticsearch reads its config, and where its users are mounted.
+const (
+	elasticConfigDir    = "/usr/share/elasticsearch/config"
+	elasticConfigVolume = "elastic-config"
+	elasticUsersDir     = "/mnt/elastic-users"
+	elasticUsersVolume  = "elastic-users"
+)
+
+// withElasticUsers gives Elasticsearch's pod its users. Mounting the Secret
+// over the config directory would hide the image's own files, and a subPath
+// mount never sees an update; so, as ECK does, an init container copies
+// the image's config directory into an emptyDir that Elasticsearch mounts
+// in its place, and links the file realm's files there to the mounted
+// Secret, whose updates Elasticsearch then reads (its file realm watches
+// the files).
+func withElasticUsers(n instance.Names, pod corev1.PodSpec, image string) corev1.PodSpec {
+	links := ""
+	for _, f := range []string{usersFile, usersRolesFile, rolesFile} {
+		links += " && ln -sf " + elasticUsersDir + "/" + f + " /mnt/config/" + f
+	}
+	initC := corev1.Container{
+		Name:    "config",
+		Image:   image,
+		Command: []string{"bash", "-c", "set -e; cp -R " + elasticConfigDir + "/. /mnt/config/" + links},
+		// Copies a few files.
+		Resources:       instance.Resources("10m", "32Mi", "64Mi"),
+		SecurityContext: pod.Containers[0].SecurityContext,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: elasticConfigVolume, MountPath: "/mnt/config"},
+			{Name: elasticUsersVolume, MountPath: elasticUsersDir, ReadOnly: true},
+		},
+	}
+	pod.InitContainers = []corev1.Container{initC}
+	pod.Volumes = append(pod.Volumes,
+		corev1.Volume{Name: elasticConfigVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.Volume{Name: elasticUsersVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: n.Elastic,
+			Items: []corev1.KeyToPath{
+				{Key: usersFile, Path: usersFile}, {Key: usersRolesFile, Path: usersRolesFile},
+				{Key: rolesFile, Path: rolesFile}, {Key: probeNetrc, Path: probeNetrc},
+			},
+			// Read by Elasticsearch's user, through the pod's fsGroup.
+			DefaultMode: ptr.To(int32(0o440)),
+		}}},
+	)
+	return pod
+}

@@ -1,4 +1,4 @@
-package elasticusers_test
+package fakerealm_test
 
 import (
 	"crypto/rand"

@@ -82,7 +82,7 @@ e2e:
 test: lint unit fuzz chart-lint rules e2e
 
 bench:
-	$(GO) test ./hook ./hook/server ./internal/monocleconfig -run '^$$' -bench . -benchmem
+	$(GO) test ./hook ./hook/server ./internal/monocleconfig ./internal/elasticusers -run '^$$' -bench . -benchmem
 
 # The pinned helm that tools/assets.sh builds (with the control plane, once);
 # `make manifests HELM=helm` uses another one.

@@ -170,3 +170,18 @@ func BenchmarkLastApplied(b *testing.B) {
 		}
 	}
 }
+
+// A Monocle as the hook leaves it (converged, Elasticsearch's users
+// observed): what most syncs are. The recorded fixtures above predate the
+// Secret N-elastic, so each of their syncs makes its three password hashes
+// (internal/elasticusers.BenchmarkHash): the first sync of a Monocle.
+func BenchmarkSyncConverged(b *testing.B) {
+	req := converged(b).request(b)
+	env := testEnv()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Sync(req, env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func steady(t *testing.T, spec string) *wire.SyncRequest {
 
 // converged is a cluster holding a Monocle with baseSpec as this hook
 // leaves it: every component ready, its update-idents Job done.
-func converged(t *testing.T) *cluster {
+func converged(t testing.TB) *cluster {
 	t.Helper()
 	c := newCluster(t, readFixture(t, "sync-v1-all-ready-job-complete"))
 	c.parent = setSpec(t, c.parent, baseSpec)

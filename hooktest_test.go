@@ -106,7 +106,7 @@ func TestHookTest(t *testing.T) {
 				if err != nil {
 					t.Fatalf("monocle-hook test: %v\n%s", err, stderr.String())
 				}
-				if want := "Monocle default/monocle-sample, 9 children (all 7 observed kept), Ready=False (ComponentsNotReady), SpecApplied=True (Applied)"; !strings.Contains(stdout.String(), want) {
+				if want := "Monocle default/monocle-sample, 10 children (all 7 observed kept), Ready=False (ComponentsNotReady), SpecApplied=True (Applied)"; !strings.Contains(stdout.String(), want) {
 					t.Errorf("stdout %q, want it to say %q", stdout.String(), want)
 				}
 				return

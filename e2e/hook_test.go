@@ -337,6 +337,12 @@ func TestSchemaRejectsBadMonocles(t *testing.T) {
 		"url and secret":         {"m", map[string]any{"elasticsearch": map[string]any{"url": "http://es:9200", "urlSecretRef": map[string]any{"name": "s", "key": "k"}}}, false, "not both"},
 		"snapshots keep 0":       {"m", map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{"schedule": "@daily", "keep": 0}}}, false, "spec.elasticsearch.snapshots.keep"},
 		"snapshots, no schedule": {"m", map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{"keep": 3}}}, false, "spec.elasticsearch.snapshots.schedule: Required"},
+		// As the API server checks a NetworkPolicy's peers.
+		"peer of two kinds": {"m", peers(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8"}, "podSelector": map[string]any{}}), false, "one kind of peer"},
+		"peer of no kind":   {"m", peers(map[string]any{}), false, "one kind of peer"},
+		"peer not a CIDR":   {"m", peers(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0"}}), false, "must be a CIDR"},
+		"except outside":    {"m", peers(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8", "except": []any{"192.168.0.0/16"}}}), false, "strictly within cidr"},
+		"except the whole":  {"m", peers(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8", "except": []any{"10.0.0.0/8"}}}), false, "strictly within cidr"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -355,4 +361,9 @@ func TestSchemaRejectsBadMonocles(t *testing.T) {
 			t.Log(err)
 		})
 	}
+}
+
+// peers is a spec with one Elasticsearch peer.
+func peers(peer map[string]any) map[string]any {
+	return map[string]any{"networkPolicy": map[string]any{"elasticsearchPeers": []any{peer}}}
 }

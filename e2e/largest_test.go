@@ -56,8 +56,8 @@ func TestLargestMonocleConverges(t *testing.T) {
 		for _, objs := range d.children(d.monocle(name).GetUID()) {
 			n += len(objs)
 		}
-		if n != 12 { // with Elasticsearch's users, N-elastic
-			t.Errorf("%s: %d children, want 12", name, n)
+		if n != 14 { // with Elasticsearch's users and NetworkPolicy, the API's PodDisruptionBudget
+			t.Errorf("%s: %d children, want 14", name, n)
 		}
 		if d.requestBytes > wire.MaxBodyBytes {
 			t.Errorf("%s: the converged sync request is %d bytes, over the hook's %d", name, d.requestBytes, wire.MaxBodyBytes)

@@ -271,6 +271,24 @@ func TestSpecValuesTheAPIServerRefuses(t *testing.T) {
 			patch: func(s map[string]any) { s["configMapRef"] = map[string]any{"name": "Bad_Name"} },
 			field: "spec.configMapRef.name", refused: true,
 		},
+		"networkPolicy peer: except outside its cidr": {
+			patch: func(s map[string]any) {
+				s["networkPolicy"] = map[string]any{"elasticsearchPeers": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/16", "except": []any{"10.1.0.0/24"}}}}}
+			},
+			field: "spec.networkPolicy.elasticsearchPeers[0].ipBlock.except[0]", refused: true,
+		},
+		"networkPolicy peer: a label key with a space": {
+			patch: func(s map[string]any) {
+				s["networkPolicy"] = map[string]any{"elasticsearchPeers": []any{map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{"bad key": "x"}}}}}
+			},
+			field: "spec.networkPolicy.elasticsearchPeers[0].podSelector.matchLabels", refused: true,
+		},
+		"networkPolicy peer: ipBlock and podSelector": {
+			patch: func(s map[string]any) {
+				s["networkPolicy"] = map[string]any{"elasticsearchPeers": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/16"}, "podSelector": map[string]any{}}}}
+			},
+			field: "spec.networkPolicy.elasticsearchPeers[0]", refused: true,
+		},
 		// No imagePullSecrets case: the API server accepts any non-empty
 		// name there (only a warning for an empty one); see
 		// TestImagePullSecretNamesAreNotValidated.

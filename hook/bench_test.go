@@ -65,7 +65,7 @@ func TestLargeRequest(t *testing.T) {
 			t.Errorf("invalid=%v: %d observed children, want 100", invalid, observed)
 		}
 		a := decodeAnswer(t, syncJSON(t, req))
-		want := 9 // with N-elastic, Elasticsearch's users
+		want := 10 // with N-elastic, Elasticsearch's users and NetworkPolicy
 		if invalid {
 			want = 100
 		}

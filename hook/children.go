@@ -181,7 +181,18 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	return makeDeployment(n, s, n.API, componentAPI, s.apiReplicas, strategy, r, c)
+	d := makeDeployment(n, s, n.API, componentAPI, s.apiReplicas, strategy, r, c)
+	// Replicas spread over nodes where they can be, each rollout's on its
+	// own (pod-template-hash): one node's loss or drain takes one. Set
+	// whatever the replicas, so that scaling rolls nothing.
+	d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       corev1.LabelHostname,
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: n.Selector(componentAPI)},
+		MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
+	}}
+	return d
 }
 
 // makeCrawlerDeployment runs one crawler, replaced with Recreate: two at

@@ -142,7 +142,7 @@ func TestNewMonocleWithRefusedConfig(t *testing.T) {
 	req := fixture(t, "sync-v1-new-parent")
 	req.Parent.Spec = json.RawMessage(`{"config":"workspaces:\n  - name: my team\n"}`)
 	a := decodeAnswer(t, syncJSON(t, req)) // its golden file: TestReadySaysWhy
-	want := []string{"ConfigMap/monocle-sample-api", "Secret/monocle-sample-api", "Secret/monocle-sample-elastic", "Service/monocle-sample-api",
+	want := []string{"ConfigMap/monocle-sample-api", "NetworkPolicy/monocle-sample-elastic", "Secret/monocle-sample-api", "Secret/monocle-sample-elastic", "Service/monocle-sample-api",
 		"Service/monocle-sample-elastic", "StatefulSet/monocle-sample-elastic"}
 	if got := a.names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("children %v, want %v", got, want)

@@ -92,9 +92,19 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 			spec: withSpec(t, `{"elasticsearch":{"deleteDataOnDelete":true}}`),
 			want: []string{"StatefulSet/monocle-sample-elastic spec.persistentVolumeClaimRetentionPolicy.whenDeleted"},
 		},
+		// The pods spread whatever the replicas: scaling rolls nothing;
+		// several get a disruption budget.
 		"api replicas": {
 			spec: withSpec(t, `{"api":{"replicas":3}}`),
-			want: []string{"Deployment/monocle-sample-api spec.replicas"},
+			want: []string{"Deployment/monocle-sample-api spec.replicas", "PodDisruptionBudget/monocle-sample-api (added)"},
+		},
+		"networkPolicy off: Elasticsearch's goes, nothing else changes": {
+			spec: withSpec(t, `{"networkPolicy":{"enabled":false}}`),
+			want: []string{"NetworkPolicy/monocle-sample-elastic (removed)"},
+		},
+		"networkPolicy peers: only the NetworkPolicy changes": {
+			spec: withSpec(t, `{"networkPolicy":{"elasticsearchPeers":[{"namespaceSelector":{"matchLabels":{"team":"kibana"}}}]}}`),
+			want: []string{"NetworkPolicy/monocle-sample-elastic spec.ingress"},
 		},
 		"api resources": {
 			spec: withSpec(t, `{"api":{"resources":{"requests":{"cpu":"1","memory":"1Gi"}}}}`),
@@ -124,7 +134,7 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 			spec: withSpec(t, `{"elasticsearch":{"url":"http://es.example.com:9200"}}`),
 			// The API no longer reads its user's URL from N-elastic (which
 			// goes once the StatefulSet has); the crawler never did.
-			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api, apiHash},
+			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", "NetworkPolicy/monocle-sample-elastic (removed)", api, apiHash},
 		},
 		"user secret: added to the environment, pods roll": {
 			spec:    withSpec(t, `{"secretRef":{"name":"tokens"}}`),

@@ -50,8 +50,8 @@ func TestLargestMonocle(t *testing.T) {
 	if want := fmt.Sprintf("note: the sync request is %d KiB, %d%% of the 4096 KiB the hook accepts: mostly config text, in 2 ConfigMaps", len(body)>>10, 100*len(body)/wire.MaxBodyBytes); !strings.Contains(c.Message, want) {
 		t.Errorf("SpecApplied's message %q, want it to say %q", c.Message, want)
 	}
-	if len(resp.Children) != 12 {
-		t.Errorf("%d children, want all 12 (with the update-idents Job, the snapshot CronJob and Elasticsearch's users)", len(resp.Children))
+	if len(resp.Children) != 14 {
+		t.Errorf("%d children, want all 14 (with the update-idents Job, the snapshot CronJob, Elasticsearch's users and NetworkPolicy, the API's disruption budget)", len(resp.Children))
 	}
 	var raw struct {
 		Children map[string]map[string]struct {

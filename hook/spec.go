@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
@@ -53,6 +54,10 @@ type settings struct {
 	secret      string           // a user-owned Secret added to the pods' environment
 	scheduling  scheduling
 	snapshots   *snapshotSettings // nil: no snapshots
+	// networkPolicy: make the NetworkPolicy N-elastic, which admits
+	// elasticPeers too.
+	networkPolicy bool
+	elasticPeers  []networkingv1.NetworkPolicyPeer
 	// notes on values applied that are unwise, for SpecApplied's message.
 	notes []string
 }
@@ -139,6 +144,8 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 		configMap:   ptr.Deref(spec.ConfigMapRef, v1alpha1.LocalRef{}).Name,
 		secret:      ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name,
 		scheduling:  sched,
+		// On unless turned off: Elasticsearch is for this Monocle alone.
+		networkPolicy: spec.NetworkPolicy == nil || ptr.Deref(spec.NetworkPolicy.Enabled, true),
 		elastic: elasticSettings{
 			url:        es.URL,
 			urlSecret:  v1alpha1.Core[*corev1.SecretKeySelector](es.URLSecretRef),
@@ -147,6 +154,9 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
 			deleteData: es.DeleteDataOnDelete,
 		},
+	}
+	if np := spec.NetworkPolicy; np != nil {
+		s.elasticPeers = v1alpha1.Core[[]networkingv1.NetworkPolicyPeer](np.ElasticsearchPeers)
 	}
 	if s.apiReplicas < 0 {
 		return settings{}, condition.Invalid("api.replicas", "must not be negative")

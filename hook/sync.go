@@ -129,6 +129,12 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))
 	}
+	if s.networkPolicy && !s.elastic.external() {
+		children = append(children, makeElasticNetworkPolicy(n, s))
+	}
+	if s.apiReplicas > 1 {
+		children = append(children, makeAPIDisruptionBudget(n))
+	}
 	if err := env.done(); err != nil {
 		return nil, err
 	}

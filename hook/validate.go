@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +68,9 @@ func validateChildValues(spec *Spec, sched scheduling) *condition.FieldError {
 	}
 	if spec.Route != nil {
 		errs = append(errs, ingressHost(spec.Route.Host, field.NewPath("route", "host"))...)
+	}
+	if np := spec.NetworkPolicy; np != nil {
+		errs = append(errs, validatePeers(v1alpha1.Core[[]networkingv1.NetworkPolicyPeer](np.ElasticsearchPeers), field.NewPath("networkPolicy", "elasticsearchPeers"))...)
 	}
 	if len(errs) == 0 {
 		return nil
@@ -415,4 +420,37 @@ func ingressHost(host string, p *field.Path) field.ErrorList {
 		return messages(validation.IsWildcardDNS1123Subdomain(host), host, p)
 	}
 	return messages(validation.IsDNS1123Subdomain(host), host, p)
+}
+
+// validatePeers is the API server's check of a NetworkPolicy's peers
+// (pkg/apis/networking/validation: ValidateNetworkPolicyPeer,
+// ValidateIPBlock): one kind of peer, valid selectors, a CIDR with its
+// excepts strictly within it.
+func validatePeers(peers []networkingv1.NetworkPolicyPeer, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	opts := metav1validation.LabelSelectorValidationOptions{}
+	for i, peer := range peers {
+		pp := p.Index(i)
+		selectors := peer.PodSelector != nil || peer.NamespaceSelector != nil
+		if selectors == (peer.IPBlock != nil) {
+			errs = append(errs, field.Required(pp, "must specify a peer: ipBlock, or podSelector and/or namespaceSelector"))
+			continue
+		}
+		errs = append(errs, metav1validation.ValidateLabelSelector(peer.PodSelector, opts, pp.Child("podSelector"))...)
+		errs = append(errs, metav1validation.ValidateLabelSelector(peer.NamespaceSelector, opts, pp.Child("namespaceSelector"))...)
+		if b := peer.IPBlock; b != nil {
+			cidr, err := netip.ParsePrefix(b.CIDR)
+			if err != nil {
+				errs = append(errs, field.Invalid(pp.Child("ipBlock", "cidr"), b.CIDR, "must be a CIDR, such as 10.0.0.0/16"))
+				continue
+			}
+			for j, e := range b.Except {
+				except, err := netip.ParsePrefix(e)
+				if err != nil || except.Addr().Is4() != cidr.Addr().Is4() || except.Bits() <= cidr.Bits() || !cidr.Contains(except.Masked().Addr()) {
+					errs = append(errs, field.Invalid(pp.Child("ipBlock", "except").Index(j), e, "must be a CIDR strictly within cidr"))
+				}
+			}
+		}
+	}
+	return errs
 }

@@ -246,3 +246,27 @@ type LabelSelectorRequirement struct {
 	// +kubebuilder:validation:items:XValidation:rule=`!format.labelValue().validate(self).hasValue()`,message=`must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`
 	Values []string `json:"values,omitempty"`
 }
+
+// NetworkPolicyPeer is a peer of a NetworkPolicy's rule: pods (by podSelector, namespaceSelector or both: the pods of the Monocle's namespace, or of the namespaces selected) or an IP block.
+// +kubebuilder:validation:XValidation:rule=`has(self.ipBlock) != (has(self.podSelector) || has(self.namespaceSelector))`,message=`set ipBlock, or podSelector and/or namespaceSelector: one kind of peer`
+type NetworkPolicyPeer struct {
+	// The pods selected, in the Monocle's namespace or in those of namespaceSelector.
+	PodSelector *LabelSelector `json:"podSelector,omitempty"`
+	// The namespaces selected (every pod of them, or those of podSelector).
+	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
+	// Addresses outside the cluster's pods.
+	IPBlock *IPBlock `json:"ipBlock,omitempty"`
+}
+
+// IPBlock is a CIDR, less some of it.
+// +kubebuilder:validation:XValidation:rule=`!has(self.except) || self.except.all(e, isCIDR(e) && cidr(self.cidr).containsCIDR(e) && cidr(e).prefixLength() > cidr(self.cidr).prefixLength())`,message=`each except must be a CIDR strictly within cidr`
+type IPBlock struct {
+	// A CIDR, such as 10.0.0.0/16 or 2001:db8::/64.
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule=`isCIDR(self)`,message=`must be a CIDR, such as 10.0.0.0/16`
+	CIDR string `json:"cidr"`
+	// CIDRs within cidr that are not admitted.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=43
+	Except []string `json:"except,omitempty"`
+}

@@ -108,6 +108,17 @@ type MonocleSpec struct {
 	// Secrets to pull the images with, for every Monocle pod.
 	// +kubebuilder:validation:MaxItems=8
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// Who may reach Elasticsearch. A NetworkPolicy N-elastic admits to Elasticsearch's port only the pods of this Monocle (its API, crawler and Jobs, those the project prints included) and the peers named here; the API's port and the crawler's are left open. It takes a network plugin that enforces NetworkPolicy: without one it changes nothing. With an external Elasticsearch there is none.
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
+}
+
+// NetworkPolicySpec is who may reach the Elasticsearch the Monocle runs.
+type NetworkPolicySpec struct {
+	// Whether to make the NetworkPolicy; true when unset.
+	Enabled *bool `json:"enabled,omitempty"`
+	// More peers admitted to Elasticsearch's port (9200), as in a NetworkPolicy's ingress rule: e.g. an admin's Kibana. They still need a user of Elasticsearch's own.
+	// +kubebuilder:validation:MaxItems=8
+	ElasticsearchPeers []NetworkPolicyPeer `json:"elasticsearchPeers,omitempty"`
 }
 
 // RouteSpec is the seed operator's OpenShift Route.

@@ -25,6 +25,10 @@ var (
 	TypeJob         = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
 	TypeCronJob     = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"}
 	TypeIngress     = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"}
+	// TypeNetworkPolicy: who may reach Elasticsearch.
+	TypeNetworkPolicy = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"}
+	// TypePodDisruptionBudget: the API's replicas, under a drain.
+	TypePodDisruptionBudget = metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"}
 )
 
 // ChildKinds are the kinds of child, in the order all lists them. The
@@ -44,4 +48,6 @@ var ChildKinds = []ChildKind{
 	{TypeJob, "jobs", "OnDelete"},
 	{TypeCronJob, "cronjobs", "InPlace"},
 	{TypeIngress, "ingresses", "InPlace"},
+	{TypeNetworkPolicy, "networkpolicies", "InPlace"},
+	{TypePodDisruptionBudget, "poddisruptionbudgets", "InPlace"},
 }

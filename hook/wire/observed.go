@@ -12,14 +12,16 @@ import (
 // observed child goes through its result.
 func Observe(c Children, namespace string) Children {
 	return Children{
-		Secrets:      byName(c.Secrets, namespace),
-		ConfigMaps:   byName(c.ConfigMaps, namespace),
-		Services:     byName(c.Services, namespace),
-		StatefulSets: byName(c.StatefulSets, namespace),
-		Deployments:  byName(c.Deployments, namespace),
-		Jobs:         byName(c.Jobs, namespace),
-		CronJobs:     byName(c.CronJobs, namespace),
-		Ingresses:    byName(c.Ingresses, namespace),
+		Secrets:              byName(c.Secrets, namespace),
+		ConfigMaps:           byName(c.ConfigMaps, namespace),
+		Services:             byName(c.Services, namespace),
+		StatefulSets:         byName(c.StatefulSets, namespace),
+		Deployments:          byName(c.Deployments, namespace),
+		Jobs:                 byName(c.Jobs, namespace),
+		CronJobs:             byName(c.CronJobs, namespace),
+		Ingresses:            byName(c.Ingresses, namespace),
+		NetworkPolicies:      byName(c.NetworkPolicies, namespace),
+		PodDisruptionBudgets: byName(c.PodDisruptionBudgets, namespace),
 	}
 }
 
@@ -69,7 +71,9 @@ func (c Children) All() []Observed {
 	out = appendSorted(out, TypeDeployment, c.Deployments)
 	out = appendSorted(out, TypeJob, c.Jobs)
 	out = appendSorted(out, TypeCronJob, c.CronJobs)
-	return appendSorted(out, TypeIngress, c.Ingresses)
+	out = appendSorted(out, TypeIngress, c.Ingresses)
+	out = appendSorted(out, TypeNetworkPolicy, c.NetworkPolicies)
+	return appendSorted(out, TypePodDisruptionBudget, c.PodDisruptionBudgets)
 }
 
 // appendSorted appends the objects of a map keyed by name, by name.
@@ -99,6 +103,10 @@ func (c Children) Has(typ metav1.TypeMeta, name string) bool {
 		return c.CronJobs[name] != nil
 	case TypeIngress:
 		return c.Ingresses[name] != nil
+	case TypeNetworkPolicy:
+		return c.NetworkPolicies[name] != nil
+	case TypePodDisruptionBudget:
+		return c.PodDisruptionBudgets[name] != nil
 	}
 	return false
 }

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
@@ -40,14 +41,16 @@ type Parent struct {
 // by name and v2 by namespace/name; observe re-keys them by name. Typed maps
 // decode fastest: one field per row of ChildKinds, in its order.
 type Children struct {
-	Secrets      map[string]*corev1.Secret        `json:"Secret.v1"`
-	ConfigMaps   map[string]*corev1.ConfigMap     `json:"ConfigMap.v1"`
-	Services     map[string]*corev1.Service       `json:"Service.v1"`
-	StatefulSets map[string]*appsv1.StatefulSet   `json:"StatefulSet.apps/v1"`
-	Deployments  map[string]*appsv1.Deployment    `json:"Deployment.apps/v1"`
-	Jobs         map[string]*batchv1.Job          `json:"Job.batch/v1"`
-	CronJobs     map[string]*batchv1.CronJob      `json:"CronJob.batch/v1"`
-	Ingresses    map[string]*networkingv1.Ingress `json:"Ingress.networking.k8s.io/v1"`
+	Secrets              map[string]*corev1.Secret                `json:"Secret.v1"`
+	ConfigMaps           map[string]*corev1.ConfigMap             `json:"ConfigMap.v1"`
+	Services             map[string]*corev1.Service               `json:"Service.v1"`
+	StatefulSets         map[string]*appsv1.StatefulSet           `json:"StatefulSet.apps/v1"`
+	Deployments          map[string]*appsv1.Deployment            `json:"Deployment.apps/v1"`
+	Jobs                 map[string]*batchv1.Job                  `json:"Job.batch/v1"`
+	CronJobs             map[string]*batchv1.CronJob              `json:"CronJob.batch/v1"`
+	Ingresses            map[string]*networkingv1.Ingress         `json:"Ingress.networking.k8s.io/v1"`
+	NetworkPolicies      map[string]*networkingv1.NetworkPolicy   `json:"NetworkPolicy.networking.k8s.io/v1"`
+	PodDisruptionBudgets map[string]*policyv1.PodDisruptionBudget `json:"PodDisruptionBudget.policy/v1"`
 }
 
 // Related are the objects the customize hook asked for: the user-owned

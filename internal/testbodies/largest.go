@@ -117,6 +117,10 @@ func fixedValues(secretName string) map[string]any {
 		"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference.matchFields[].operator":            "NotIn",
 		"spec.affinity.pod*.labelSelector.matchExpressions[].operator":                                                              "NotIn",
 		"spec.affinity.pod*.namespaceSelector.matchExpressions[].operator":                                                          "NotIn",
+		// A peer is selectors or an IP block: the selectors are the larger.
+		"spec.networkPolicy.elasticsearchPeers[].ipBlock":                                       omit,
+		"spec.networkPolicy.elasticsearchPeers[].podSelector.matchExpressions[].operator":       "NotIn",
+		"spec.networkPolicy.elasticsearchPeers[].namespaceSelector.matchExpressions[].operator": "NotIn",
 	}
 }
 

@@ -442,6 +442,9 @@ func TestChartFullValues(t *testing.T) {
 		// Left on so that the full CompositeController is rendered;
 		// TestChartWithoutCompositeController turns it off.
 		"compositeController.enabled",
+		// Left on so that the full set's peers are rendered; the tls set
+		// turns it off.
+		"networkPolicy.enabled",
 		// The restricted Pod Security Standard needs them as they are (the
 		// full set adds keys to both securityContexts instead).
 		"podSecurityContext.runAsNonRoot",
@@ -1516,7 +1519,7 @@ func TestChartWithoutCompositeController(t *testing.T) {
 	}
 	var printed string
 	for l := range strings.Lines(out) {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "helm upgrade") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "helm upgrade") && strings.Contains(l, "compositeController.enabled=true") {
 			printed = l
 		}
 	}

@@ -236,6 +236,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if o.maxConnectionsPerAddress < 0 {
+		return o, fmt.Errorf("--max-connections-per-address: %d is negative (0: no share but the total)", o.maxConnectionsPerAddress)
+	}
 	var err error
 	if o.memory, err = memoryFor(*budget, os.DirFS("/")); err != nil {
 		return o, fmt.Errorf("--memory-budget: %w", err)

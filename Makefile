@@ -148,7 +148,8 @@ load: build
 	bin/loadtest -hook bin/monocle-hook $(LOADFLAGS)
 
 # The issue's attacks, each on a fresh hook on 127.0.0.1 with the budget a
-# 128 MiB limit gives; see BENCHMARKS.md, "Under attack".
+# 128 MiB limit gives (one attacker sends from 127.0.0.2, to show the
+# connections shared per address); see BENCHMARKS.md, "Under attack".
 .PHONY: attack
 attack: build
 	$(GO) build -o bin/loadtest ./tools/loadtest

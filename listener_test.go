@@ -9,6 +9,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/change-metrics/monocle-hook/hook/server"
 )
 
 // dialRequest opens a connection and sends raw, an HTTP request or part of
@@ -40,7 +42,7 @@ func readStatus(t *testing.T, c net.Conn) int {
 
 // The hook holds at most --max-connections: idle ones make room for new
 // ones, the health endpoints and /metrics answer on a reserve when every
-// held connection is busy (a reserve connection held past reserveHold
+// held connection is busy (a reserve connection held past server.ReserveHold
 // makes room too), and a sync asked on the reserve is a 503.
 func TestConnectionLimit(t *testing.T) {
 	addr := startServe(t, io.Discard, "--listen", "127.0.0.1:0", "--max-connections", "4")
@@ -87,12 +89,12 @@ func TestConnectionLimit(t *testing.T) {
 		t.Errorf("beside 16 idle reserve connections: %d, want 200", code)
 	}
 	// Every connection busy, the reserve's too (headers half sent, as a
-	// client that stalls): past reserveHold, the reserve's oldest makes
+	// client that stalls): past server.ReserveHold, the reserve's oldest makes
 	// room, so the probes still answer.
 	for range 16 {
 		dialRequest(t, addr, "GET /healthz HTTP/1.1\r\n")
 	}
-	time.Sleep(2 * reserveHold)
+	time.Sleep(2 * server.ReserveHold)
 	if code := readStatus(t, dialRequest(t, addr, "GET /healthz HTTP/1.1\r\nHost: hook\r\n\r\n")); code != 200 {
 		t.Errorf("beside 16 stalled reserve connections: %d, want 200", code)
 	}

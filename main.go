@@ -201,6 +201,9 @@ type options struct {
 	memory            memorySettings
 	image             string // the hook's own, for the snapshot CronJobs
 	maxConnections    int
+	// maxConnectionsPerAddress: of maxConnections, the most one remote
+	// address holds.
+	maxConnectionsPerAddress int
 }
 
 // parseFlags reads the serving flags. --help prints the usage and
@@ -219,6 +222,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 		"waits up to 1s, then is answered 429 with Retry-After. Default: a quarter of the container's memory limit (cgroup v2 memory.max,\n"+
 		"or v1 memory.limit_in_bytes), else 32Mi. Unless GOMEMLIMIT is set, the Go runtime's memory limit is set to 1.5 times the budget")
 	fs.IntVar(&o.maxConnections, "max-connections", 128, "the most connections held at once (the idle one longest is closed to make room); 16 more are kept for the health endpoints and /metrics")
+	fs.IntVar(&o.maxConnectionsPerAddress, "max-connections-per-address", server.DefaultConnectionsPerAddress, "of --max-connections, the most one remote IP holds (its idle one longest is closed to make room for its next,\n"+
+		"else that one goes to the health endpoints' 16); 0, or --max-connections or more: no share but the total")
 	fs.StringVar(&o.image, "image", hookImage(), "the hook's own image, which runs the Monocles' snapshot CronJobs (the chart passes its own)")
 	showVersion := fs.Bool("version", false, "print the version, the commit and the Go version, and exit")
 	if err := parse(fs, args, stdout, stderr); err != nil {
@@ -230,6 +235,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.maxConnectionsPerAddress < 0 {
+		return o, fmt.Errorf("--max-connections-per-address: %d is negative (0: no share but the total)", o.maxConnectionsPerAddress)
 	}
 	var err error
 	if o.memory, err = memoryFor(*budget, os.DirFS("/")); err != nil {
@@ -292,9 +300,9 @@ func serve(ctx context.Context, args []string, logs io.Writer, started func(net.
 	if err != nil {
 		return err
 	}
-	listener := newConnLimit(tcp, o.maxConnections)
+	listener := server.NewConnLimit(tcp, o.maxConnections, o.maxConnectionsPerAddress)
 	httpServer := newHTTPServer(srv.Handler(), tlsConf, log)
-	httpServer.ConnState, httpServer.ConnContext = listener.connState, listener.connContext
+	httpServer.ConnState, httpServer.ConnContext = listener.ConnState, listener.ConnContext
 	log.Info("serving", "address", listener.Addr().String(), "https", tlsConf != nil, "version", version, "commit", buildCommit(),
 		"memoryBudgetBytes", o.memory.budget, "budgetFrom", o.memory.from, "goMemLimitBytes", debug.SetMemoryLimit(-1))
 	if started != nil {

@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -442,6 +443,10 @@ func TestChartFullValues(t *testing.T) {
 		// Left on so that the full CompositeController is rendered;
 		// TestChartWithoutCompositeController turns it off.
 		"compositeController.enabled",
+		// Left on so that the full set's peers are rendered, and the
+		// aggregated ClusterRoles with them; the tls set turns both off.
+		"networkPolicy.enabled",
+		"rbac.aggregateClusterRoles",
 		// The restricted Pod Security Standard needs them as they are (the
 		// full set adds keys to both securityContexts instead).
 		"podSecurityContext.runAsNonRoot",
@@ -538,6 +543,12 @@ func TestManifestsUpToDate(t *testing.T) {
 		t.Fatalf("hook.yaml has no Service monocle-hook/monocle-hook: %v", svc)
 	}
 	for _, o := range hook[1:] {
+		if o.GetKind() == "ClusterRole" { // the aggregated ones: cluster-scoped
+			if o.GetNamespace() != "" {
+				t.Errorf("ClusterRole %s is in namespace %q", o.GetName(), o.GetNamespace())
+			}
+			continue
+		}
 		if o.GetNamespace() != "monocle-hook" {
 			t.Errorf("%s %s is in namespace %q, want monocle-hook", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
@@ -561,8 +572,12 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		return valGet(v, "capabilityChecks") == false || slices.Contains(apiVersions, api)
 	}
 
-	// Exactly the hook's objects: no RBAC, no Secret, nothing else.
+	// Exactly the hook's objects: no RBAC for the hook (the aggregated
+	// ClusterRoles are for people), no Secret, nothing else.
 	wantKinds := []string{"CompositeController", "Deployment", "Service"}
+	if valGet(v, "rbac.aggregateClusterRoles") == true {
+		wantKinds = append(wantKinds, "ClusterRole", "ClusterRole")
+	}
 	if valGet(v, "serviceAccount.create") == true {
 		wantKinds = append(wantKinds, "ServiceAccount")
 	}
@@ -624,6 +639,11 @@ func checkChartRender(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		switch o.GetKind() {
 		case "CompositeController": // cluster-scoped
 			wantNS, wantName = "", valStr(v, "compositeController.name")
+		case "ClusterRole": // cluster-scoped, named after the CompositeController
+			wantNS, wantName = "", o.GetName()
+			if n := valStr(v, "compositeController.name"); o.GetName() != n+"-view" && o.GetName() != n+"-edit" {
+				t.Errorf("ClusterRole %q, want %s-view or %s-edit", o.GetName(), n, n)
+			}
 		case "ServiceAccount":
 			wantName = saName
 		case "ConfigMap": // the dashboard, where Grafana's sidecar looks
@@ -882,6 +902,35 @@ func checkChartExtras(t *testing.T, objs []*unstructured.Unstructured, v map[str
 		viaJSON(t, np.Object["spec"], &gotSpec)
 		if !apiequality.Semantic.DeepEqual(gotSpec, wantSpec) || len(gotSpec.Egress) != 0 {
 			t.Errorf("NetworkPolicy spec %+v, want %+v and no egress", gotSpec, wantSpec)
+		}
+	}
+	// The aggregated roles: reading into view, edit and admin, writing
+	// into edit and admin, and nothing writes status.
+	const group = "monocle.monocle.change-metrics.io"
+	for _, want := range []struct {
+		suffix string
+		into   []string
+		rule   rbacv1.PolicyRule
+	}{
+		{"-view", []string{"view", "edit", "admin"}, rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"monocles", "monocles/status"}, Verbs: []string{"get", "list", "watch"}}},
+		{"-edit", []string{"edit", "admin"}, rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"monocles"}, Verbs: []string{"create", "update", "patch", "delete", "deletecollection"}}},
+	} {
+		o := chartObjectNamed(objs, "ClusterRole", valStr(v, "compositeController.name")+want.suffix)
+		if (o != nil) != (valGet(v, "rbac.aggregateClusterRoles") == true) {
+			t.Errorf("ClusterRole %s: rendered %v with rbac.aggregateClusterRoles %v", want.suffix, o != nil, valGet(v, "rbac.aggregateClusterRoles"))
+		}
+		if o == nil {
+			continue
+		}
+		var role rbacv1.ClusterRole
+		toTyped(t, o, &role)
+		for _, r := range []string{"view", "edit", "admin"} {
+			if got, wantLabel := role.Labels["rbac.authorization.k8s.io/aggregate-to-"+r] == "true", slices.Contains(want.into, r); got != wantLabel {
+				t.Errorf("ClusterRole %s: aggregated to %s %v, want %v", role.Name, r, got, wantLabel)
+			}
+		}
+		if len(role.Rules) != 1 || !apiequality.Semantic.DeepEqual(role.Rules[0], want.rule) {
+			t.Errorf("ClusterRole %s rules %+v, want [%+v]", role.Name, role.Rules, want.rule)
 		}
 	}
 	if pr := chartObject(objs, "PrometheusRule"); pr != nil {
@@ -1516,7 +1565,7 @@ func TestChartWithoutCompositeController(t *testing.T) {
 	}
 	var printed string
 	for l := range strings.Lines(out) {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "helm upgrade") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "helm upgrade") && strings.Contains(l, "compositeController.enabled=true") {
 			printed = l
 		}
 	}

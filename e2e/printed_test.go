@@ -29,7 +29,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -177,6 +179,9 @@ func TestChartPrintedCommands(t *testing.T) {
 
 // What the NOTES print with compositeController.enabled=false.
 const notesEnableCompositeController = "helm upgrade monocle-hook <this chart> -n monocle-hook --reset-then-reuse-values --set compositeController.enabled=true"
+
+// What the NOTES print to name Prometheus in the hook's NetworkPolicy.
+const notesScraperPeers = `helm upgrade monocle-hook <this chart> -n monocle-hook --reset-then-reuse-values --set-json 'networkPolicy.metricsScraperPeers=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}},"podSelector":{"matchLabels":{"app.kubernetes.io/name":"prometheus"}}}]'`
 
 // printedEntries: every command the chart prints, in the order they run.
 func printedEntries() []printedEntry {
@@ -371,6 +376,36 @@ func printedEntries() []printedEntry {
 				t.Errorf("release revision %d, want 4: the upgrades above", v.Version)
 			}
 		}},
+		// The NOTES' way to name a scraper (or another Metacontroller) in
+		// the hook's NetworkPolicy: the values are kept, and the policy
+		// admits the scraper beside Metacontroller.
+		{command: notesScraperPeers,
+			run: func(t *testing.T, r *printedRun, text string) {
+				r.mustSh(t, "", r.local(text))
+				v := r.release(t)
+				if v.Version != 5 || v.Config["compositeController"] == nil {
+					t.Errorf("after the NOTES' scraper command, revision %d with values %v; want 5, the install's kept", v.Version, v.Config)
+				}
+				var np networkingv1.NetworkPolicy
+				if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: r.ns, Name: "monocle-hook"}, &np); err != nil {
+					t.Fatal(err)
+				}
+				var from []string
+				for _, rule := range np.Spec.Ingress {
+					for _, p := range rule.From {
+						from = append(from, metav1.FormatLabelSelector(p.NamespaceSelector)+" "+metav1.FormatLabelSelector(p.PodSelector))
+					}
+				}
+				want := []string{
+					"kubernetes.io/metadata.name=metacontroller app.kubernetes.io/name in (metacontroller,metacontroller-helm)",
+					"kubernetes.io/metadata.name=monitoring app.kubernetes.io/name=prometheus",
+				}
+				for _, w := range want {
+					if !slices.Contains(from, w) {
+						t.Errorf("the NetworkPolicy admits %q, not %q", from, w)
+					}
+				}
+			}},
 		// "for `helm template` pipelines", with capabilityChecks=false (the
 		// check's message says the same): the chart from the registry,
 		// rendered with no cluster.

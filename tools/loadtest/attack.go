@@ -159,6 +159,13 @@ func runAttacks(args []string) (bool, error) {
 				return announced(ctx, t, 64, 4<<20, []byte(`{"parent":`), normal)
 			},
 		},
+		{
+			name:      "300 connections from 127.0.0.2 sending bodies one byte short, again and again; 75 normal syncs from 127.0.0.1",
+			targetMiB: 64,
+			run: func(ctx context.Context, t *target) (map[string]int, error) {
+				return oneByteShort(ctx, t, 300, 75, normal)
+			},
+		},
 		bursting(fmt.Sprintf("32 concurrent 1 MiB configs (%d-byte requests)", len(bigConfig)), 100, bigConfig, 32),
 		bursting(fmt.Sprintf("64 concurrent 400 KB requests (%d bytes)", len(grown)), 64, grown, 64),
 	}...)
@@ -429,6 +436,23 @@ func (t *target) postFresh(ctx context.Context, url string, body []byte) (int, [
 	return resp.StatusCode, answer, err
 }
 
+// postWith POSTs body to /sync on the target's keep-alive client, within
+// ctx.
+func (t *target) postWith(ctx context.Context, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
+}
+
 // get GETs one of the hook's endpoints.
 func (t *target) get(path string, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -444,4 +468,100 @@ func (t *target) get(path string, timeout time.Duration) (int, error) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// attackerAddr is the loopback address the attacker of oneByteShort sends
+// from; the normal syncs come from 127.0.0.1, the hook's own address.
+var attackerAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+
+// oneByteShort is one other client holding the hook's connections: n
+// connections from attackerAddr, each sending a normal sync's headers and
+// its body but the last byte, then waiting for the answer (the hook's 408
+// at its body rate, or a 503 or a close), then again on a new connection,
+// until syncs normal syncs, one every 100 ms from 127.0.0.1 (on the
+// target's keep-alive client, as Metacontroller sends them), are answered.
+// Bounded: n connections at once, at most 60 s (the caller's 2 minutes
+// otherwise).
+func oneByteShort(ctx context.Context, t *target, n, syncs int, normal []byte) (map[string]int, error) {
+	addr := strings.TrimPrefix(strings.TrimSuffix(t.url, "/sync"), "http://")
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		return nil, fmt.Errorf("the hook listens on %s, not on 127.0.0.1", addr)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	attackCtx, stop := context.WithCancel(ctx)
+	dialer := &net.Dialer{LocalAddr: attackerAddr, Timeout: 5 * time.Second}
+	headers := fmt.Sprintf("POST /sync HTTP/1.1\r\nHost: hook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(normal))
+	var mu sync.Mutex
+	attacker := map[string]int{}
+	count := func(key string) {
+		mu.Lock()
+		attacker[key]++
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for attackCtx.Err() == nil {
+				conn, err := dialer.DialContext(attackCtx, "tcp", addr)
+				if err != nil {
+					if attackCtx.Err() == nil {
+						count("attacker: dial failed")
+						time.Sleep(10 * time.Millisecond)
+					}
+					continue
+				}
+				stopConn := context.AfterFunc(attackCtx, func() { conn.Close() })
+				key := "attacker: closed without an answer"
+				if _, err := io.WriteString(conn, headers); err != nil {
+					key = "attacker: closed before its body was sent"
+				} else if _, err := conn.Write(normal[:len(normal)-1]); err != nil {
+					key = "attacker: closed before its body was sent"
+				} else {
+					conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+					if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						key = fmt.Sprintf("attacker: %d", resp.StatusCode)
+					}
+				}
+				stopConn()
+				conn.Close()
+				if attackCtx.Err() == nil {
+					count(key)
+				}
+			}
+		}()
+	}
+	// The attacker's connections first, then the normal syncs.
+	time.Sleep(time.Second)
+	normalAnswers := map[string]int{}
+	for range syncs {
+		if ctx.Err() != nil {
+			break
+		}
+		key := ""
+		// Metacontroller's hook timeout: 10 s.
+		callCtx, done := context.WithTimeout(ctx, 10*time.Second)
+		code, answer, err := t.postWith(callCtx, normal)
+		done()
+		switch {
+		case err != nil:
+			key = "normal: failed"
+		case code == 200 && len(answer) != t.refLen:
+			key = "normal: 200 with another answer"
+		default:
+			key = fmt.Sprintf("normal: %d", code)
+		}
+		normalAnswers[key]++
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	for k, v := range normalAnswers {
+		attacker[k] = v
+	}
+	return attacker, nil
 }

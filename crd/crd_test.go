@@ -88,6 +88,36 @@ func TestEveryFieldIsDescribed(t *testing.T) {
 	}
 }
 
+// kubectl explain wraps a description to the terminal: one written as
+// paragraphs reads well, one hard-wrapped in its Go comment is cut
+// mid-sentence. So the descriptions of the spec and of the status (but of
+// conditions, apimachinery's own) are paragraphs: no line break but
+// between two.
+func TestDescriptionsAreParagraphs(t *testing.T) {
+	var wrapped []string
+	var walk func(path string, s *schema)
+	walk = func(path string, s *schema) {
+		if strings.Contains(strings.ReplaceAll(s.Description, "\n\n", ""), "\n") && !strings.HasPrefix(path, ".status.conditions") {
+			wrapped = append(wrapped, path)
+		}
+		for name, p := range s.Properties {
+			walk(path+"."+name, p)
+		}
+		if s.Items != nil {
+			walk(path+"[]", s.Items)
+		}
+	}
+	root := load(t)
+	walk("", &schema{Description: root.Description})
+	for _, part := range []string{"spec", "status"} {
+		walk("."+part, root.Properties[part])
+	}
+	sort.Strings(wrapped)
+	if len(wrapped) > 0 {
+		t.Errorf("descriptions hard-wrapped (write each paragraph of the Go comment on one line):\n  %s", strings.Join(wrapped, "\n  "))
+	}
+}
+
 // Every field a Monocle's writer sets is bounded, so that one hook serves
 // every Monocle: strings by maxLength (or an enum), lists by maxItems, maps
 // by maxProperties and a CEL rule on their keys' length; nothing is kept

@@ -6,11 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The Kubernetes types a Monocle passes to its pods, bounded: each string
-// has a maximum length, each list and map a maximum size, and the values
-// are checked as the API server checks them in a pod, so that a spec the
-// CRD accepts never makes a child the API server refuses. Their JSON is
-// Kubernetes' own; core.go converts them.
+// The Kubernetes types a Monocle passes to its pods, bounded: each string has a maximum length, each list and map a maximum size, and the values are checked as the API server checks them in a pod, so that a spec the CRD accepts never makes a child the API server refuses. Their JSON is Kubernetes' own; core.go converts them.
 
 // LabelValue is a label value.
 // +kubebuilder:validation:MaxLength=63
@@ -134,8 +130,7 @@ type NodeSelectorRequirement struct {
 	// How the key relates to the values.
 	// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist;Gt;Lt
 	Operator corev1.NodeSelectorOperator `json:"operator"`
-	// The values: one or more for In and NotIn, none for Exists and DoesNotExist,
-	// one integer for Gt and Lt.
+	// The values: one or more for In and NotIn, none for Exists and DoesNotExist, one integer for Gt and Lt.
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:XValidation:rule=`!format.labelValue().validate(self).hasValue()`,message=`must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`
@@ -188,14 +183,12 @@ type WeightedPodAffinityTerm struct {
 	PodAffinityTerm PodAffinityTerm `json:"podAffinityTerm"`
 }
 
-// PodAffinityTerm is pods to be near (or away from), by labels, namespaces
-// and topology.
+// PodAffinityTerm is pods to be near (or away from), by labels, namespaces and topology.
 // +kubebuilder:validation:XValidation:rule=`(!has(self.matchLabelKeys) && !has(self.mismatchLabelKeys)) || has(self.labelSelector)`,message=`matchLabelKeys and mismatchLabelKeys need a labelSelector`
 type PodAffinityTerm struct {
 	// The pods this term is about.
 	LabelSelector *LabelSelector `json:"labelSelector,omitempty"`
-	// Namespaces whose pods this term is about, with namespaces; the Monocle's own when both
-	// are empty.
+	// Namespaces whose pods this term is about, with namespaces; the Monocle's own when both are empty.
 	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
 	// Namespaces whose pods this term is about.
 	// +kubebuilder:validation:MaxItems=8

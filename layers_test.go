@@ -32,6 +32,8 @@ var layers = map[string]int{
 	"internal/fakerealm":     1,
 	"internal/monoclesearch": 1,
 	"internal/monocleconfig": 2,
+	"hook/applied":           2,
+	"hook/child":             2,
 	"internal/snapshot":      2,
 	"internal/restorejob":    3,
 	"hook":                   4,

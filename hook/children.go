@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -29,7 +31,7 @@ import (
 func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   wire.TypeSecret,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		// data, never stringData: the server stores only data, so a
 		// stringData answer would differ from what is read back, forever.
 		Data: data,
@@ -40,25 +42,8 @@ func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   wire.TypeConfigMap,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		Data:       data,
-	}
-}
-
-func makeService(n instance.Names, name, component string, port int32) *corev1.Service {
-	return &corev1.Service{
-		TypeMeta:   wire.TypeService,
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: n.Selector(component),
-			Ports: []corev1.ServicePort{{
-				Name:       "http",
-				Port:       port,
-				Protocol:   corev1.ProtocolTCP,
-				TargetPort: intstr.FromString("http"),
-			}},
-		},
 	}
 }
 
@@ -81,7 +66,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 	if s.snapshots != nil {
 		templates = append(templates, volumeClaimTemplate(instance.SnapshotsVolume, s.snapshots.size, s.snapshots.class))
 	}
-	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)}, n.Elastic
+	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentElastic)}, n.Elastic
 	if observed != nil {
 		selector, serviceName, templates = observed.Spec.Selector, observed.Spec.ServiceName, observed.Spec.VolumeClaimTemplates
 	}
@@ -120,10 +105,10 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
 	}
-	pod := withElasticUsers(n, podSpec(s.scheduling, c), s.elastic.image)
+	pod := withElasticUsers(n, child.PodSpec(s.scheduling, c), s.elastic.image)
 	return &appsv1.StatefulSet{
 		TypeMeta:   wire.TypeStatefulSet,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr.To(int32(1)),
 			ServiceName: serviceName,
@@ -136,7 +121,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 				WhenDeleted: whenDeleted,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
-			Template:             podTemplate(n.Labels(componentElastic), pod),
+			Template:             child.Template(n.Labels(child.ComponentElastic), pod),
 			VolumeClaimTemplates: templates,
 		},
 	}
@@ -149,7 +134,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 func makeMountedConfigMap(n instance.Names, cfg validConfig) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   wire.TypeConfigMap,
-		ObjectMeta: metav1.ObjectMeta{Name: n.MountedConfig(cfg.hash), Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.MountedConfig(cfg.hash), Labels: n.Labels(child.ComponentAPI)},
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{configFile: cfg.text},
 	}
@@ -181,7 +166,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	d := makeDeployment(n, s, n.API, componentAPI, s.apiReplicas, strategy, r, c)
+	d := makeDeployment(n, s, n.API, child.ComponentAPI, s.apiReplicas, strategy, r, c)
 	// Replicas spread over nodes where they can be, each rollout's on its
 	// own (pod-template-hash): one node's loss or drain takes one. Set
 	// whatever the replicas, so that scaling rolls nothing.
@@ -189,7 +174,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 		MaxSkew:           1,
 		TopologyKey:       corev1.LabelHostname,
 		WhenUnsatisfiable: corev1.ScheduleAnyway,
-		LabelSelector:     &metav1.LabelSelector{MatchLabels: n.Selector(componentAPI)},
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentAPI)},
 		MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
 	}}
 	return d
@@ -208,7 +193,7 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 		corev1.EnvVar{Name: "API_PROXY", Value: ""},
 	)
 	c.Resources = s.crawlerRes
-	return makeDeployment(n, s, n.Crawler, componentCrawler, 1, crawlerStrategy(observed), r, c)
+	return makeDeployment(n, s, n.Crawler, child.ComponentCrawler, 1, crawlerStrategy(observed), r, c)
 }
 
 // crawlerStrategy is Recreate. A crawler an earlier hook made RollingUpdate
@@ -219,14 +204,14 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 // which makes them the hook's; then they are left out, so removed, with
 // Recreate.
 func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
-	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, wire.TypeDeployment, "spec", "strategy", "rollingUpdate") {
+	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || applied.Has(observed, wire.TypeDeployment, "spec", "strategy", "rollingUpdate") {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: observed.Spec.Strategy.RollingUpdate}
 }
 
 func makeDeployment(n instance.Names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
-	template := podTemplate(n.Labels(component), withConfigVolume(r.config, podSpec(s.scheduling, c)))
+	template := child.Template(n.Labels(component), withConfigVolume(r.config, child.PodSpec(s.scheduling, c)))
 	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
 		TypeMeta:   wire.TypeDeployment,
@@ -293,14 +278,14 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 		Resources:    instance.Resources("100m", "256Mi", "1Gi"),
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
-	spec := withConfigVolume(config, podSpec(s.scheduling, c))
+	spec := withConfigVolume(config, child.PodSpec(s.scheduling, c))
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
 		TypeMeta:   wire.TypeJob,
-		ObjectMeta: metav1.ObjectMeta{Name: n.UpdateIdentsJob(identsHash), Labels: n.Labels(componentUpdateIdents)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.UpdateIdentsJob(identsHash), Labels: n.Labels(child.ComponentUpdateIdents)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(3)),
-			Template:     podTemplate(n.Labels(componentUpdateIdents), spec),
+			Template:     child.Template(n.Labels(child.ComponentUpdateIdents), spec),
 		},
 	}
 	if observed != nil {
@@ -313,7 +298,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{
 		TypeMeta:   wire.TypeIngress,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI), Annotations: in.annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI), Annotations: in.annotations},
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{
 				Host: in.Host,
@@ -339,28 +324,6 @@ func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLSSecretName}}
 	}
 	return ing
-}
-
-// podTemplate is a pod template of the given labels.
-func podTemplate(labels map[string]string, spec corev1.PodSpec) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
-}
-
-// podSpec is the restricted pod of a Monocle's image, scheduled as asked;
-// its volumes belong to the image's user.
-func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
-	pod := instance.RestrictedPod(c, instance.ImageUser)
-	pod.SecurityContext.FSGroup = ptr.To(int64(instance.ImageUser))
-	return scheduled(pod, sched)
-}
-
-// scheduled is pod with the spec's scheduling.
-func scheduled(pod corev1.PodSpec, sched scheduling) corev1.PodSpec {
-	pod.NodeSelector = sched.nodeSelector
-	pod.Tolerations = sched.tolerations
-	pod.Affinity = sched.affinity
-	pod.ImagePullSecrets = sched.imagePullSecrets
-	return pod
 }
 
 // withConfigVolume mounts the validated config, ConfigMap configMap.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -45,7 +46,7 @@ func elasticChildren(namespace string, n instance.Names, s settings, obs wire.Ch
 	sts := obs.StatefulSets[n.Elastic]
 	switch {
 	case !s.elastic.external():
-		out = append(out, makeService(n, n.Elastic, componentElastic, instance.ElasticPort))
+		out = append(out, child.Service(n, n.Elastic, child.ComponentElastic, instance.ElasticPort))
 		// A StatefulSet made before snapshots were asked lacks the
 		// snapshots template, which cannot be added in place
 		// (volumeClaimTemplates are immutable): it is recreated, its
@@ -113,7 +114,7 @@ func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVo
 			if ref.UID == sts.UID && sts.UID != "" {
 				return fmt.Sprintf("waiting for the StatefulSet controller to release PersistentVolumeClaim %s (it does once Elasticsearch's pod is Pending or ready; "+
 					"or remove its ownerReference by hand: %s)", name,
-					kubectl("", []string{name}, "patch", "pvc", name, "--type", "json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`))
+					condition.Kubectl("", []string{name}, "patch", "pvc", name, "--type", "json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -47,7 +48,7 @@ func elasticUsersData(n instance.Names, observed *corev1.Secret, random io.Reade
 	sum := sha256.New()
 	for _, u := range elasticusers.All {
 		if len(data[passwordKey(u)]) == 0 {
-			password, err := randomKey(random, 24)
+			password, err := child.RandomKey(random, 24)
 			if err != nil {
 				return nil, fmt.Errorf("generating the password of %s: %w", u.Name, err)
 			}
@@ -79,7 +80,7 @@ func elasticUsersData(n instance.Names, observed *corev1.Secret, random io.Reade
 func makeElasticUsersSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   wire.TypeSecret,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
 		Data:       data,
 		Type:       corev1.SecretTypeOpaque,
 	}

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/fakerealm"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -48,7 +49,7 @@ func TestElasticUsers(t *testing.T) {
 	}
 	for _, u := range elasticusers.All {
 		password := users.Data[u.Name+".password"]
-		if len(password) != 24 || strings.Trim(string(password), keyAlphabet) != "" {
+		if len(password) != 24 || strings.Trim(string(password), child.KeyAlphabet) != "" {
 			t.Errorf("%s's password is not 24 letters and digits", u.Name)
 		}
 		req := basicAuthRequest(u.Name, string(password))

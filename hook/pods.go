@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
@@ -133,7 +134,7 @@ func heldPods(n instance.Names, obs wire.Children, env Env, generated map[string
 		// Nothing mounts it: it is the place to edit the config.
 		children = append(children, makeConfigMap(n, generated))
 	}
-	held, err := lastApplied(env, heldByPods(n, obs))
+	held, err := applied.Children(env.Context, heldByPods(n, obs))
 	return append(children, held...), err
 }
 
@@ -169,7 +170,7 @@ func runningPods(n instance.Names, s settings, obs wire.Children, env Env, gener
 		children = append(children, makeAPIDeployment(n, s, r))
 	}
 	// Earlier mounted configs stay while pods may still mount them.
-	earlier, err := lastApplied(env, stillMounted(n, obs, mounted))
+	earlier, err := applied.Children(env.Context, stillMounted(n, obs, mounted))
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +182,6 @@ func runningPods(n instance.Names, s settings, obs wire.Children, env Env, gener
 	} else if s.crawler && crawler != nil {
 		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})
 	}
-	kept, err := lastApplied(env, held)
+	kept, err := applied.Children(env.Context, held)
 	return append(children, kept...), err
 }

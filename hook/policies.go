@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -23,9 +24,9 @@ func makeElasticNetworkPolicy(n instance.Names, s settings) *networkingv1.Networ
 	peers := append([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: own}}}, s.elasticPeers...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   wire.TypeNetworkPolicy,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)},
+			PodSelector: metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentElastic)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				// Protocol set, as the API server defaults it.
@@ -43,10 +44,10 @@ func makeElasticNetworkPolicy(n instance.Names, s settings) *networkingv1.Networ
 func makeAPIDisruptionBudget(n instance.Names) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   wire.TypePodDisruptionBudget,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: n.Selector(componentAPI)},
+			Selector:       &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentAPI)},
 		},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -52,7 +53,7 @@ type settings struct {
 	config      string           // inline config.yaml; "" when not given
 	configMap   string           // a user-owned ConfigMap to mount instead of N-api
 	secret      string           // a user-owned Secret added to the pods' environment
-	scheduling  scheduling
+	scheduling  child.Scheduling
 	snapshots   *snapshotSettings // nil: no snapshots
 	// networkPolicy: make the NetworkPolicy N-elastic, which admits
 	// elasticPeers too.
@@ -89,13 +90,6 @@ type elasticSettings struct {
 
 func (e elasticSettings) external() bool { return e.url != "" || e.urlSecret != nil }
 
-type scheduling struct {
-	nodeSelector     map[string]string
-	tolerations      []corev1.Toleration
-	affinity         *corev1.Affinity
-	imagePullSecrets []corev1.LocalObjectReference
-}
-
 // decodeSpec reads a raw spec; a spec of the wrong shape is a fieldError.
 func decodeSpec(raw json.RawMessage) (Spec, *condition.FieldError) {
 	var spec Spec
@@ -123,11 +117,11 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 	if ferr != nil {
 		return settings{}, ferr
 	}
-	sched := scheduling{
-		nodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
-		tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
-		affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
-		imagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
+	sched := child.Scheduling{
+		NodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
+		Tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
+		Affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
+		ImagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
 	}
 	if ferr := validateChildValues(&spec, sched); ferr != nil {
 		return settings{}, ferr

@@ -89,7 +89,7 @@ func lastRunNote(namespace string, cj *batchv1.CronJob, success time.Time) strin
 		return ""
 	}
 	job := snapshotJobName(cj.Name, sched.Time)
-	return fmt.Sprintf("; the run scheduled at %s did not succeed: %s", formatTime(sched.Time), kubectl(namespace, []string{job}, "logs", "job/"+job))
+	return fmt.Sprintf("; the run scheduled at %s did not succeed: %s", formatTime(sched.Time), condition.Kubectl(namespace, []string{job}, "logs", "job/"+job))
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

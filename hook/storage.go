@@ -108,7 +108,7 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 	case -1:
 		return &condition.FieldError{Reason: condition.ReasonVolumeExpansionRequired, Field: v.sizeField, Message: fmt.Sprintf(
 			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: %s",
-			v.size.String(), v.claim, current.String(), kubectl(namespace, []string{v.claim},
+			v.size.String(), v.claim, current.String(), condition.Kubectl(namespace, []string{v.claim},
 				"patch", "pvc", v.claim, "--type", "merge", "-p", `{"spec":{"resources":{"requests":{"storage":"`+v.size.String()+`"}}}}`))}
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -67,7 +69,7 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 	}
 	var resp *wire.SyncResponse
 	if specErr != nil {
-		children, err := lastApplied(env, obs.All())
+		children, err := applied.Children(env.Context, obs.All())
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +126,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, rel.Claims, env)
 	children = append(children, elastic...)
 	// Its affinity depends on the config, read by the pods' part.
-	apiService := makeService(n, n.API, componentAPI, instance.APIPort)
+	apiService := child.Service(n, n.API, child.ComponentAPI, instance.APIPort)
 	children = append(children, apiService)
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))

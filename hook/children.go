@@ -20,7 +20,6 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
-	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // One constructor per child. Each is a pure function of its arguments and
@@ -44,86 +43,6 @@ func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 		TypeMeta:   wire.TypeConfigMap,
 		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		Data:       data,
-	}
-}
-
-// makeElasticStatefulSet builds Elasticsearch. observed, when not nil, is the
-// StatefulSet as it exists: its immutable fields (selector, serviceName,
-// volumeClaimTemplates) are answered as they are, whatever the spec says now.
-// retain forces the Retain policy on the volumes, whatever the spec says.
-// dataVolume, when not nil, is the data volume a new StatefulSet mounts
-// again (see dataClaimFor).
-// A new one has the snapshots template when snapshots are on; one that has
-// it mounts it and gives Elasticsearch its path.repo, snapshots on or off,
-// so that the snapshots taken stay readable (and restorable) and turning
-// snapshots off restarts nothing.
-func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.StatefulSet, retain bool, dataVolume *corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
-	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-	if s.elastic.deleteData && !retain {
-		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
-	}
-	templates := []corev1.PersistentVolumeClaim{dataClaimFor(s, dataVolume)}
-	if s.snapshots != nil {
-		templates = append(templates, volumeClaimTemplate(instance.SnapshotsVolume, s.snapshots.size, s.snapshots.class))
-	}
-	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentElastic)}, n.Elastic
-	if observed != nil {
-		selector, serviceName, templates = observed.Spec.Selector, observed.Spec.ServiceName, observed.Spec.VolumeClaimTemplates
-	}
-	c := corev1.Container{
-		Name:  "elastic",
-		Image: s.elastic.image,
-		Env: []corev1.EnvVar{
-			// single-node also skips the bootstrap checks that
-			// would need a privileged sysctl init container.
-			{Name: "discovery.type", Value: "single-node"},
-			// Its users are the file realm's of the Secret N-elastic
-			// (elasticusers.go).
-			{Name: "xpack.security.enabled", Value: "true"},
-			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
-		},
-		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
-		// Ready once the cluster is at least yellow (a 408 otherwise), asked
-		// as the probe user, whose credentials curl reads from a file.
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
-				"curl", "--silent", "--fail", "--output", "/dev/null", "--max-time", "2",
-				"--netrc-file", elasticUsersDir + "/" + probeNetrc,
-				"http://127.0.0.1:" + strconv.Itoa(instance.ElasticPort) + "/_cluster/health?wait_for_status=yellow&timeout=1s",
-			}}},
-			PeriodSeconds:  10,
-			TimeoutSeconds: 3,
-		},
-		Resources: s.elastic.res,
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: "data", MountPath: "/usr/share/elasticsearch/data"},
-			{Name: elasticConfigVolume, MountPath: elasticConfigDir},
-			{Name: elasticUsersVolume, MountPath: elasticUsersDir, ReadOnly: true},
-		},
-	}
-	if claimTemplate(templates, instance.SnapshotsVolume) != nil {
-		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
-	}
-	pod := withElasticUsers(n, child.PodSpec(s.scheduling, c), s.elastic.image)
-	return &appsv1.StatefulSet{
-		TypeMeta:   wire.TypeStatefulSet,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr.To(int32(1)),
-			ServiceName: serviceName,
-			// Set, not left empty: an empty struct in a server-side apply
-			// would own the field but none of what the server defaults in it.
-			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			Selector:       selector,
-			// Retain unless asked: the data outlives the Monocle.
-			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: whenDeleted,
-				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			},
-			Template:             child.Template(n.Labels(child.ComponentElastic), pod),
-			VolumeClaimTemplates: templates,
-		},
 	}
 }
 
@@ -254,10 +173,10 @@ func secretEnv(name string) corev1.EnvFromSource {
 // at a Secret key holding one (with credentials: never in the spec).
 func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
 	switch {
-	case s.elastic.urlSecret != nil:
-		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}}
-	case s.elastic.url != "":
-		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.url}
+	case s.elastic.URLSecret != nil:
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.URLSecret}}
+	case s.elastic.URL != "":
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.URL}
 	}
 	return elasticusers.URLEnv(n.Elastic, elasticusers.Monocle)
 }

@@ -375,12 +375,12 @@ func TestElasticsearchMemory(t *testing.T) {
 				}
 				return
 			}
-			mem := s.elastic.res.Limits[corev1.ResourceMemory]
+			mem := s.elastic.Resources.Limits[corev1.ResourceMemory]
 			if tc.memory == "" {
 				mem = resource.Quantity{}
 			}
-			if err != nil || s.elastic.heap != tc.heap || (tc.memory != "" && mem.String() != tc.memory) {
-				t.Errorf("heap %s memory %s (%v), want %s %s", s.elastic.heap, mem.String(), err, tc.heap, tc.memory)
+			if err != nil || s.elastic.Heap != tc.heap || (tc.memory != "" && mem.String() != tc.memory) {
+				t.Errorf("heap %s memory %s (%v), want %s %s", s.elastic.Heap, mem.String(), err, tc.heap, tc.memory)
 			}
 		})
 	}

@@ -47,7 +47,7 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 	generated := configData(obs.ConfigMaps[n.API], s.config)
 	envData, hashed, missing, hold := podSecrets(s, secret, rel)
 	apiHashed := hashed
-	if !s.elastic.external() {
+	if !s.elastic.External() {
 		// The API reads its Elasticsearch user's URL from N-elastic: a new
 		// password rolls it (and not the crawler, which never reads it).
 		key := elasticusers.URLKey(elasticusers.Monocle)

@@ -99,7 +99,7 @@ func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env,
 		}
 	}
 	hashed = env
-	if ref := s.elastic.urlSecret; ref != nil {
+	if ref := s.elastic.URLSecret; ref != nil {
 		sec := relSecrets[ref.Name]
 		switch {
 		case sec == nil || sec.Data[ref.Key] == nil:

@@ -13,6 +13,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -76,12 +77,7 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 		resp = &wire.SyncResponse{Children: children}
 		// The spec cannot say: what runs says.
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusFacts{
-			elastic: elasticFacts{
-				external:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
-				snapshotsOff:        condition.ReasonSpecNotApplied,
-				snapshotsOffMessage: "the spec is not applied",
-				snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
-			},
+			elastic: elastic.HeldFacts(n, obs),
 			pods:    podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
 			errors:  []*condition.FieldError{specErr},
 			invalid: specErr,
@@ -116,37 +112,43 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 		return nil, err
 	}
 	children := []wire.Child{makeSecret(n, secret)}
-	var users map[string][]byte // Elasticsearch's users, when the hook runs it
-	if !s.elastic.external() || obs.StatefulSets[n.Elastic] != nil {
-		if users, err = elasticUsersData(n, obs.Secrets[n.Elastic], env.Rand); err != nil {
-			return nil, err
-		}
-		children = append(children, makeElasticUsersSecret(n, users))
+	es, esFacts, err := elastic.Answer(parent.Metadata.Namespace, n, s.elastic, obs, rel.Claims, env.Rand, env.Image)
+	if err != nil {
+		return nil, err
 	}
-	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, rel.Claims, env)
-	children = append(children, elastic...)
+	children = add(children, es.Users)
+	children = add(children, es.Service)
+	children = add(children, es.StatefulSet)
+	children = add(children, es.Snapshots)
 	// Its affinity depends on the config, read by the pods' part.
 	apiService := child.Service(n, n.API, child.ComponentAPI, instance.APIPort)
 	children = append(children, apiService)
 	if s.ingress != nil {
 		children = append(children, makeIngress(n, s.ingress))
 	}
-	if s.networkPolicy && !s.elastic.external() {
-		children = append(children, makeElasticNetworkPolicy(n, s))
-	}
+	children = add(children, es.NetworkPolicy)
 	if s.apiReplicas > 1 {
 		children = append(children, makeAPIDisruptionBudget(n))
 	}
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, users, apiService)
+	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, esFacts.Users, apiService)
 	if err != nil {
 		return nil, err
 	}
 	children = append(children, pods...)
-	facts := statusFacts{elastic: elasticFacts, pods: podFacts, notes: s.notes}
+	facts := statusFacts{elastic: esFacts, pods: podFacts, notes: s.notes}
 	return &wire.SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
+}
+
+// add appends obj to children unless it is nil: a part's child it does not
+// answer.
+func add[T any](children []wire.Child, obj *T) []wire.Child {
+	if obj == nil {
+		return children
+	}
+	return append(children, obj)
 }
 
 // requestSizeNote warns, once a sync request is over half the hook's body

@@ -1,4 +1,4 @@
-package hook
+package elastic
 
 import (
 	"cmp"
@@ -36,7 +36,7 @@ import (
 // snapshot.PathRepo. The README's section on snapshots says why this design
 // and not another.
 
-// snapshotSettings are the checked snapshots spec; nil in settings when
+// snapshotSettings are the checked snapshots spec; nil in Settings when
 // snapshots are off.
 type snapshotSettings struct {
 	schedule  string
@@ -184,7 +184,7 @@ func snapshotsClaimOf(n instance.Names, sts *appsv1.StatefulSet) string {
 // needed, taking one snapshot, waiting for it and deleting those beyond
 // keep. Its Jobs are named by the controller N-snapshots-<minutes since the
 // epoch of their scheduled time> (snapshotJobName).
-func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.CronJob {
+func makeSnapshotsCronJob(n instance.Names, s Settings, image string) *batchv1.CronJob {
 	snap := s.snapshots
 	c := corev1.Container{
 		Name:    "snapshot",

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -77,7 +76,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.Env = append(c.Env,
 		elasticURLEnv(n, s),
 		corev1.EnvVar{Name: "MONOCLE_API_PORT", Value: strconv.Itoa(instance.APIPort)},
-		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
+		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.access.PublicURL},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(cmp.Or(s.webappTitle, "Monocle"))},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_PATH", Value: "/usr/share/monocle/webapp/"},
 		corev1.EnvVar{Name: "http_proxy", Value: ""},
@@ -211,38 +210,6 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 		job.Spec.Template = observed.Spec.Template
 	}
 	return job
-}
-
-// makeIngress routes the public host to the API Service.
-func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
-	ing := &networkingv1.Ingress{
-		TypeMeta:   wire.TypeIngress,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI), Annotations: in.annotations},
-		Spec: networkingv1.IngressSpec{
-			Rules: []networkingv1.IngressRule{{
-				Host: in.Host,
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     "/",
-						PathType: ptr.To(networkingv1.PathTypePrefix),
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: n.API,
-							Port: networkingv1.ServiceBackendPort{Name: "http"},
-						}},
-					}},
-				}},
-			}},
-		},
-	}
-	if in.ClassName != "" {
-		ing.Spec.IngressClassName = ptr.To(in.ClassName)
-	}
-	if in.TLSSecretName != "" || in.edgeTLS {
-		// No secret: the controller's default certificate, as the seed's
-		// edge Route used the router's.
-		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLSSecretName}}
-	}
-	return ing
 }
 
 // withConfigVolume mounts the validated config, ConfigMap configMap.

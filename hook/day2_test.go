@@ -338,8 +338,8 @@ func TestPublicURL(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			s, err := resolveSpec(json.RawMessage(tc.spec))
-			if err != nil || s.publicURL != tc.want {
-				t.Errorf("publicURL %q (%v), want %q", s.publicURL, err, tc.want)
+			if err != nil || s.access.PublicURL != tc.want {
+				t.Errorf("publicURL %q (%v), want %q", s.access.PublicURL, err, tc.want)
 			}
 		})
 	}

@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
@@ -246,25 +244,4 @@ func envNonEmpty(envData []map[string][]byte, name string) bool {
 		}
 	}
 	return false
-}
-
-// ingressAffinityNote tells what the hook cannot choose: an Ingress
-// controller sends traffic to the pods itself, past the Service's affinity,
-// and each has its own annotations for it. Only the one it names is known
-// to be enough.
-func ingressAffinityNote(s settings) string {
-	if s.ingress == nil || s.ingress.annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie" {
-		return ""
-	}
-	return fmt.Sprintf("with OIDC and %d API replicas, a login must come back to the replica that began it: the API Service has sessionAffinity ClientIP, "+
-		"but an Ingress controller reaches the pods past it; set its own affinity annotations in spec.ingress.annotations "+
-		"(for ingress-nginx, nginx.ingress.kubernetes.io/affinity: cookie)", s.apiReplicas)
-}
-
-// clientIPAffinity is the Service's affinity as the API server stores it
-// (it defaults the timeout): answered whole, so that going back to None
-// removes both.
-func clientIPAffinity(svc *corev1.Service) {
-	svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
-	svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)}}
 }

@@ -25,6 +25,8 @@ type statusFacts struct {
 	pods    podFacts
 	errors  []*condition.FieldError
 	notes   []string
+	// accessNotes are the API's access part's, said after the pods'.
+	accessNotes []string
 	// invalid, when not nil, holds every child as last applied
 	// (InvalidSpec).
 	invalid *condition.FieldError
@@ -152,7 +154,7 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 		return metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].Reason, Message: strings.Join(msgs, "; ")}
 	}
 	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"}
-	if notes := append(slices.Clip(facts.notes), facts.pods.notes...); len(notes) > 0 {
+	if notes := slices.Concat(facts.notes, facts.pods.notes, facts.accessNotes); len(notes) > 0 {
 		c.Message += "; note: " + strings.Join(notes, "; ")
 	}
 	return c

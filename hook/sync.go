@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/access"
 	"github.com/change-metrics/monocle-hook/hook/applied"
-	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
@@ -121,11 +122,9 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	children = add(children, es.StatefulSet)
 	children = add(children, es.Snapshots)
 	// Its affinity depends on the config, read by the pods' part.
-	apiService := child.Service(n, n.API, child.ComponentAPI, instance.APIPort)
-	children = append(children, apiService)
-	if s.ingress != nil {
-		children = append(children, makeIngress(n, s.ingress))
-	}
+	// The API's Service and Ingress come next: the Service's affinity is
+	// what the pods' part says of the sessions, answered below.
+	front := len(children)
 	children = add(children, es.NetworkPolicy)
 	if s.apiReplicas > 1 {
 		children = append(children, makeAPIDisruptionBudget(n))
@@ -133,12 +132,14 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, esFacts.Users, apiService)
+	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, esFacts.Users)
 	if err != nil {
 		return nil, err
 	}
 	children = append(children, pods...)
-	facts := statusFacts{elastic: esFacts, pods: podFacts, notes: s.notes}
+	api, accessNotes := access.Answer(n, s.access, obs, podFacts.sessions)
+	children = slices.Insert(children, front, add(add(nil, api.Service), api.Ingress)...)
+	facts := statusFacts{elastic: esFacts, pods: podFacts, notes: s.notes, accessNotes: accessNotes}
 	return &wire.SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
@@ -164,7 +165,7 @@ func BenchmarkLastApplied(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, c := range objs {
-			if _, err := lastAppliedChild(c.Object, c.Type); err != nil {
+			if _, err := applied.Child(c.Object, c.Type); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -87,7 +88,7 @@ func forge(t testing.TB, req *wire.SyncRequest, kind, name, annotation string) {
 	t.Helper()
 	for _, c := range wire.Observe(req.Children, req.Parent.Metadata.Namespace).All() {
 		if c.Type.Kind == kind && c.Object.GetName() == name {
-			c.Object.SetAnnotations(map[string]string{lastAppliedAnnotation: annotation})
+			c.Object.SetAnnotations(map[string]string{applied.Annotation: annotation})
 			return
 		}
 	}
@@ -224,8 +225,8 @@ func FuzzBoundary(f *testing.F) {
 		}
 		all := wire.Observe(req.Children, req.Parent.Metadata.Namespace).All()
 		obj := all[int(index)%len(all)].Object
-		obj.SetAnnotations(map[string]string{lastAppliedAnnotation: annotation})
-		obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: metacontrollerManager, Operation: metav1.ManagedFieldsOperationApply,
+		obj.SetAnnotations(map[string]string{applied.Annotation: annotation})
+		obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: applied.Manager, Operation: metav1.ManagedFieldsOperationApply,
 			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}})
 		if name != "" {
 			obj.SetName(name)

@@ -10,15 +10,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
-	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // One constructor per child. Each is a pure function of its arguments and
@@ -29,7 +29,7 @@ import (
 func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   wire.TypeSecret,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		// data, never stringData: the server stores only data, so a
 		// stringData answer would differ from what is read back, forever.
 		Data: data,
@@ -40,105 +40,8 @@ func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   wire.TypeConfigMap,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		Data:       data,
-	}
-}
-
-func makeService(n instance.Names, name, component string, port int32) *corev1.Service {
-	return &corev1.Service{
-		TypeMeta:   wire.TypeService,
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: n.Selector(component),
-			Ports: []corev1.ServicePort{{
-				Name:       "http",
-				Port:       port,
-				Protocol:   corev1.ProtocolTCP,
-				TargetPort: intstr.FromString("http"),
-			}},
-		},
-	}
-}
-
-// makeElasticStatefulSet builds Elasticsearch. observed, when not nil, is the
-// StatefulSet as it exists: its immutable fields (selector, serviceName,
-// volumeClaimTemplates) are answered as they are, whatever the spec says now.
-// retain forces the Retain policy on the volumes, whatever the spec says.
-// dataVolume, when not nil, is the data volume a new StatefulSet mounts
-// again (see dataClaimFor).
-// A new one has the snapshots template when snapshots are on; one that has
-// it mounts it and gives Elasticsearch its path.repo, snapshots on or off,
-// so that the snapshots taken stay readable (and restorable) and turning
-// snapshots off restarts nothing.
-func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.StatefulSet, retain bool, dataVolume *corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
-	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-	if s.elastic.deleteData && !retain {
-		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
-	}
-	templates := []corev1.PersistentVolumeClaim{dataClaimFor(s, dataVolume)}
-	if s.snapshots != nil {
-		templates = append(templates, volumeClaimTemplate(instance.SnapshotsVolume, s.snapshots.size, s.snapshots.class))
-	}
-	selector, serviceName := &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)}, n.Elastic
-	if observed != nil {
-		selector, serviceName, templates = observed.Spec.Selector, observed.Spec.ServiceName, observed.Spec.VolumeClaimTemplates
-	}
-	c := corev1.Container{
-		Name:  "elastic",
-		Image: s.elastic.image,
-		Env: []corev1.EnvVar{
-			// single-node also skips the bootstrap checks that
-			// would need a privileged sysctl init container.
-			{Name: "discovery.type", Value: "single-node"},
-			// Its users are the file realm's of the Secret N-elastic
-			// (elasticusers.go).
-			{Name: "xpack.security.enabled", Value: "true"},
-			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.elastic.heap + " -Xmx" + s.elastic.heap},
-		},
-		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
-		// Ready once the cluster is at least yellow (a 408 otherwise), asked
-		// as the probe user, whose credentials curl reads from a file.
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
-				"curl", "--silent", "--fail", "--output", "/dev/null", "--max-time", "2",
-				"--netrc-file", elasticUsersDir + "/" + probeNetrc,
-				"http://127.0.0.1:" + strconv.Itoa(instance.ElasticPort) + "/_cluster/health?wait_for_status=yellow&timeout=1s",
-			}}},
-			PeriodSeconds:  10,
-			TimeoutSeconds: 3,
-		},
-		Resources: s.elastic.res,
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: "data", MountPath: "/usr/share/elasticsearch/data"},
-			{Name: elasticConfigVolume, MountPath: elasticConfigDir},
-			{Name: elasticUsersVolume, MountPath: elasticUsersDir, ReadOnly: true},
-		},
-	}
-	if claimTemplate(templates, instance.SnapshotsVolume) != nil {
-		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
-	}
-	pod := withElasticUsers(n, podSpec(s.scheduling, c), s.elastic.image)
-	return &appsv1.StatefulSet{
-		TypeMeta:   wire.TypeStatefulSet,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr.To(int32(1)),
-			ServiceName: serviceName,
-			// Set, not left empty: an empty struct in a server-side apply
-			// would own the field but none of what the server defaults in it.
-			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			Selector:       selector,
-			// Retain unless asked: the data outlives the Monocle.
-			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: whenDeleted,
-				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			},
-			Template:             podTemplate(n.Labels(componentElastic), pod),
-			VolumeClaimTemplates: templates,
-		},
 	}
 }
 
@@ -149,7 +52,7 @@ func makeElasticStatefulSet(n instance.Names, s settings, observed *appsv1.State
 func makeMountedConfigMap(n instance.Names, cfg validConfig) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   wire.TypeConfigMap,
-		ObjectMeta: metav1.ObjectMeta{Name: n.MountedConfig(cfg.hash), Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.MountedConfig(cfg.hash), Labels: n.Labels(child.ComponentAPI)},
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{configFile: cfg.text},
 	}
@@ -173,7 +76,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.Env = append(c.Env,
 		elasticURLEnv(n, s),
 		corev1.EnvVar{Name: "MONOCLE_API_PORT", Value: strconv.Itoa(instance.APIPort)},
-		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.publicURL},
+		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.access.PublicURL},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(cmp.Or(s.webappTitle, "Monocle"))},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_PATH", Value: "/usr/share/monocle/webapp/"},
 		corev1.EnvVar{Name: "http_proxy", Value: ""},
@@ -181,7 +84,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	d := makeDeployment(n, s, n.API, componentAPI, s.apiReplicas, strategy, r, c)
+	d := makeDeployment(n, s, n.API, child.ComponentAPI, s.apiReplicas, strategy, r, c)
 	// Replicas spread over nodes where they can be, each rollout's on its
 	// own (pod-template-hash): one node's loss or drain takes one. Set
 	// whatever the replicas, so that scaling rolls nothing.
@@ -189,7 +92,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 		MaxSkew:           1,
 		TopologyKey:       corev1.LabelHostname,
 		WhenUnsatisfiable: corev1.ScheduleAnyway,
-		LabelSelector:     &metav1.LabelSelector{MatchLabels: n.Selector(componentAPI)},
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentAPI)},
 		MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
 	}}
 	return d
@@ -208,7 +111,7 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 		corev1.EnvVar{Name: "API_PROXY", Value: ""},
 	)
 	c.Resources = s.crawlerRes
-	return makeDeployment(n, s, n.Crawler, componentCrawler, 1, crawlerStrategy(observed), r, c)
+	return makeDeployment(n, s, n.Crawler, child.ComponentCrawler, 1, crawlerStrategy(observed), r, c)
 }
 
 // crawlerStrategy is Recreate. A crawler an earlier hook made RollingUpdate
@@ -219,14 +122,14 @@ func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *ap
 // which makes them the hook's; then they are left out, so removed, with
 // Recreate.
 func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
-	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || lastAppliedHas(observed, wire.TypeDeployment, "spec", "strategy", "rollingUpdate") {
+	if observed == nil || observed.Spec.Strategy.RollingUpdate == nil || applied.Has(observed, wire.TypeDeployment, "spec", "strategy", "rollingUpdate") {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: observed.Spec.Strategy.RollingUpdate}
 }
 
 func makeDeployment(n instance.Names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
-	template := podTemplate(n.Labels(component), withConfigVolume(r.config, podSpec(s.scheduling, c)))
+	template := child.Template(n.Labels(component), withConfigVolume(r.config, child.PodSpec(s.scheduling, c)))
 	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
 		TypeMeta:   wire.TypeDeployment,
@@ -269,10 +172,10 @@ func secretEnv(name string) corev1.EnvFromSource {
 // at a Secret key holding one (with credentials: never in the spec).
 func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
 	switch {
-	case s.elastic.urlSecret != nil:
-		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.urlSecret}}
-	case s.elastic.url != "":
-		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.url}
+	case s.elastic.URLSecret != nil:
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.URLSecret}}
+	case s.elastic.URL != "":
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.URL}
 	}
 	return elasticusers.URLEnv(n.Elastic, elasticusers.Monocle)
 }
@@ -293,74 +196,20 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 		Resources:    instance.Resources("100m", "256Mi", "1Gi"),
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
-	spec := withConfigVolume(config, podSpec(s.scheduling, c))
+	spec := withConfigVolume(config, child.PodSpec(s.scheduling, c))
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{
 		TypeMeta:   wire.TypeJob,
-		ObjectMeta: metav1.ObjectMeta{Name: n.UpdateIdentsJob(identsHash), Labels: n.Labels(componentUpdateIdents)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.UpdateIdentsJob(identsHash), Labels: n.Labels(child.ComponentUpdateIdents)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(3)),
-			Template:     podTemplate(n.Labels(componentUpdateIdents), spec),
+			Template:     child.Template(n.Labels(child.ComponentUpdateIdents), spec),
 		},
 	}
 	if observed != nil {
 		job.Spec.Template = observed.Spec.Template
 	}
 	return job
-}
-
-// makeIngress routes the public host to the API Service.
-func makeIngress(n instance.Names, in *ingressSettings) *networkingv1.Ingress {
-	ing := &networkingv1.Ingress{
-		TypeMeta:   wire.TypeIngress,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI), Annotations: in.annotations},
-		Spec: networkingv1.IngressSpec{
-			Rules: []networkingv1.IngressRule{{
-				Host: in.Host,
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     "/",
-						PathType: ptr.To(networkingv1.PathTypePrefix),
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: n.API,
-							Port: networkingv1.ServiceBackendPort{Name: "http"},
-						}},
-					}},
-				}},
-			}},
-		},
-	}
-	if in.ClassName != "" {
-		ing.Spec.IngressClassName = ptr.To(in.ClassName)
-	}
-	if in.TLSSecretName != "" || in.edgeTLS {
-		// No secret: the controller's default certificate, as the seed's
-		// edge Route used the router's.
-		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLSSecretName}}
-	}
-	return ing
-}
-
-// podTemplate is a pod template of the given labels.
-func podTemplate(labels map[string]string, spec corev1.PodSpec) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
-}
-
-// podSpec is the restricted pod of a Monocle's image, scheduled as asked;
-// its volumes belong to the image's user.
-func podSpec(sched scheduling, c corev1.Container) corev1.PodSpec {
-	pod := instance.RestrictedPod(c, instance.ImageUser)
-	pod.SecurityContext.FSGroup = ptr.To(int64(instance.ImageUser))
-	return scheduled(pod, sched)
-}
-
-// scheduled is pod with the spec's scheduling.
-func scheduled(pod corev1.PodSpec, sched scheduling) corev1.PodSpec {
-	pod.NodeSelector = sched.nodeSelector
-	pod.Tolerations = sched.tolerations
-	pod.Affinity = sched.affinity
-	pod.ImagePullSecrets = sched.imagePullSecrets
-	return pod
 }
 
 // withConfigVolume mounts the validated config, ConfigMap configMap.

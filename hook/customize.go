@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -24,7 +25,7 @@ func Customize(req *wire.CustomizeRequest) (*wire.CustomizeResponse, error) {
 	rules := []wire.RelatedRule{{
 		APIVersion:    "v1",
 		Resource:      "persistentvolumeclaims",
-		LabelSelector: &metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentElastic)},
 	}}
 	// A spec that does not decode names nothing; the sync reports it.
 	spec, _ := decodeSpec(req.Parent.Spec)

@@ -338,8 +338,8 @@ func TestPublicURL(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			s, err := resolveSpec(json.RawMessage(tc.spec))
-			if err != nil || s.publicURL != tc.want {
-				t.Errorf("publicURL %q (%v), want %q", s.publicURL, err, tc.want)
+			if err != nil || s.access.PublicURL != tc.want {
+				t.Errorf("publicURL %q (%v), want %q", s.access.PublicURL, err, tc.want)
 			}
 		})
 	}
@@ -375,12 +375,12 @@ func TestElasticsearchMemory(t *testing.T) {
 				}
 				return
 			}
-			mem := s.elastic.res.Limits[corev1.ResourceMemory]
+			mem := s.elastic.Resources.Limits[corev1.ResourceMemory]
 			if tc.memory == "" {
 				mem = resource.Quantity{}
 			}
-			if err != nil || s.elastic.heap != tc.heap || (tc.memory != "" && mem.String() != tc.memory) {
-				t.Errorf("heap %s memory %s (%v), want %s %s", s.elastic.heap, mem.String(), err, tc.heap, tc.memory)
+			if err != nil || s.elastic.Heap != tc.heap || (tc.memory != "" && mem.String() != tc.memory) {
+				t.Errorf("heap %s memory %s (%v), want %s %s", s.elastic.Heap, mem.String(), err, tc.heap, tc.memory)
 			}
 		})
 	}

@@ -14,6 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/fakerealm"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -48,7 +50,7 @@ func TestElasticUsers(t *testing.T) {
 	}
 	for _, u := range elasticusers.All {
 		password := users.Data[u.Name+".password"]
-		if len(password) != 24 || strings.Trim(string(password), keyAlphabet) != "" {
+		if len(password) != 24 || strings.Trim(string(password), child.KeyAlphabet) != "" {
 			t.Errorf("%s's password is not 24 letters and digits", u.Name)
 		}
 		req := basicAuthRequest(u.Name, string(password))
@@ -200,7 +202,7 @@ func TestProbeAuthenticates(t *testing.T) {
 		var local []string
 		for _, a := range args[1:] {
 			a = strings.Trim(a, "'")
-			a = strings.ReplaceAll(a, elasticUsersDir, dir)
+			a = strings.ReplaceAll(a, elastic.UsersDir, dir)
 			local = append(local, strings.ReplaceAll(a, "http://127.0.0.1:9200", node.URL))
 		}
 		return exec.Command(curl, local...).CombinedOutput()

@@ -185,7 +185,7 @@ func removeKeys(namespace, secret string, keys []string) string {
 		}
 		ops[i] = `{"op":"remove","path":"/data/` + key + `"}`
 	}
-	return kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", "["+strings.Join(ops, ",")+"]")
+	return condition.Kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", "["+strings.Join(ops, ",")+"]")
 }
 
 // environmentNotes say what a Secret in the pods' environment sets that is

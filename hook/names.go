@@ -15,12 +15,6 @@ const (
 
 	configHashLength = 10
 
-	componentElastic      = "elastic"
-	componentAPI          = "api"
-	componentCrawler      = "crawler"
-	componentUpdateIdents = "update-idents"
-	componentSnapshots    = "snapshots"
-
 	// annotationSecretHash on pod templates rolls the pods when a Secret in
 	// their environment changes: Monocle reads its environment only at start.
 	// (A config change rolls them too: the mounted ConfigMap is named by the
@@ -28,10 +22,6 @@ const (
 	// but a mounted copy the kubelet edits in place is exactly the path by
 	// which an unvalidated config would reach running pods.)
 	annotationSecretHash = Group + "/secret-hash"
-
-	// lastAppliedAnnotation is where Metacontroller's default (three-way
-	// merge) apply keeps what the hook last answered for a child.
-	lastAppliedAnnotation = "metacontroller.k8s.io/last-applied-configuration"
 
 	configFile = instance.ConfigFile
 	configDir  = "/etc/monocle"

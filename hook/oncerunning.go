@@ -7,13 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
-	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
@@ -148,25 +145,8 @@ func addKeysCommand(namespace, secret string, keys []string, more int) string {
 		also = fmt.Sprintf(" (then the same for up to %d more variables)", more)
 	}
 	return fmt.Sprintf("write each token, without a final newline, to its file (%s) and run %s%s", strings.Join(files, ", "),
-		kubectl(namespace, []string{secret}, append(args, "--dry-run=client", "-o", "json")...)+
-			" | "+kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=merge", "--patch-file=/dev/stdin"), also)
-}
-
-// kubectl is a command of command.Forms for a message: kubectl in
-// namespace (none: a Monocle read from a file, in kubectl's current one),
-// then args, of which names are Kubernetes names. A value that is not what
-// it claims is never printed into a command: the message says so instead.
-func kubectl(namespace string, names []string, args ...string) string {
-	words, ok := command.Kubectl(namespace)
-	if !ok {
-		return "(no command: the namespace " + condition.Quote(namespace) + " is not a DNS label)"
-	}
-	for _, n := range names {
-		if !command.Name(n) {
-			return "(no command: " + condition.Quote(n) + " is not a Kubernetes name)"
-		}
-	}
-	return command.Line(append(words, args...)...)
+		condition.Kubectl(namespace, []string{secret}, append(args, "--dry-run=client", "-o", "json")...)+
+			" | "+condition.Kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=merge", "--patch-file=/dev/stdin"), also)
 }
 
 // loginKey checks the login key the API pods get: the user's Secret's, when
@@ -191,7 +171,7 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 			"so that every restart logs everyone out and a login on one replica is refused by another; %s. "+
 			"Remove it, and the API gets the %d-character key the hook generates: %s",
 		jwkKeyName, condition.Quote(secret), len(key), minLoginKey, held, minLoginKey,
-		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+jwkKeyName+`"}]`))
+		condition.Kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+jwkKeyName+`"}]`))
 	if !signs {
 		return nil, message
 	}
@@ -240,7 +220,7 @@ func adminToken(namespace string, n instance.Names, s settings, cfg validConfig,
 		"the config enforces login (auth.enforce_auth: true), and key %s of Secret %s is empty: Monocle would give anyone who sends an empty admin token a login with no expiry; "+
 			"%s until it is removed (the admin token is then off) or set: %s",
 		variable, condition.Quote(secret), held,
-		kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+variable+`"}]`))}
+		condition.Kubectl(namespace, []string{secret}, "patch", "secret", secret, "--type=json", "-p", `[{"op":"remove","path":"/data/`+variable+`"}]`))}
 }
 
 // keySource is the Secret the pods read key from, and its value there:
@@ -264,25 +244,4 @@ func envNonEmpty(envData []map[string][]byte, name string) bool {
 		}
 	}
 	return false
-}
-
-// ingressAffinityNote tells what the hook cannot choose: an Ingress
-// controller sends traffic to the pods itself, past the Service's affinity,
-// and each has its own annotations for it. Only the one it names is known
-// to be enough.
-func ingressAffinityNote(s settings) string {
-	if s.ingress == nil || s.ingress.annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie" {
-		return ""
-	}
-	return fmt.Sprintf("with OIDC and %d API replicas, a login must come back to the replica that began it: the API Service has sessionAffinity ClientIP, "+
-		"but an Ingress controller reaches the pods past it; set its own affinity annotations in spec.ingress.annotations "+
-		"(for ingress-nginx, nginx.ingress.kubernetes.io/affinity: cookie)", s.apiReplicas)
-}
-
-// clientIPAffinity is the Service's affinity as the API server stores it
-// (it defaults the timeout): answered whole, so that going back to None
-// removes both.
-func clientIPAffinity(svc *corev1.Service) {
-	svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
-	svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)}}
 }

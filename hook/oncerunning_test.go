@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -244,9 +245,9 @@ func TestLoginKeyTooShort(t *testing.T) {
 			// Held: the API and the crawler answered as last applied, their
 			// running templates.
 			for _, name := range []string{n.API, n.Crawler} {
-				var applied map[string]any
-				json.Unmarshal([]byte(req.Children.Deployments[name].Annotations[lastAppliedAnnotation]), &applied)
-				if got := a.child("Deployment", name); reflect.DeepEqual(got["spec"], applied["spec"]) != tc.held && tc.held {
+				var last map[string]any
+				json.Unmarshal([]byte(req.Children.Deployments[name].Annotations[applied.Annotation]), &last)
+				if got := a.child("Deployment", name); reflect.DeepEqual(got["spec"], last["spec"]) != tc.held && tc.held {
 					t.Errorf("%s is not answered as it runs", name)
 				}
 			}

@@ -5,8 +5,9 @@ import (
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/access"
+	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
@@ -34,19 +35,21 @@ type podFacts struct {
 	// name ("" when the idents are unknown).
 	job     *batchv1.Job
 	jobName string
+	// sessions are what the API's Service keeps to (hook/access).
+	sessions access.Sessions
 }
 
 // podChildren are the children of the Monocle pods: the ConfigMaps of their
 // config, the API's and the crawler's Deployments, the update-idents Job.
 // What the pods read (the Secrets in their environment, the config they
 // mount), refused, holds them, with their config and Jobs, exactly as they
-// are. apiService gets the session affinity the config wants.
+// are. Their facts say which sessions the API's Service keeps to.
 func podChildren(namespace string, n instance.Names, s settings, obs wire.Children, rel wire.Related, env Env,
-	secret, elasticUsers map[string][]byte, apiService *corev1.Service) ([]wire.Child, podFacts, error) {
+	secret, elasticUsers map[string][]byte) ([]wire.Child, podFacts, error) {
 	generated := configData(obs.ConfigMaps[n.API], s.config)
 	envData, hashed, missing, hold := podSecrets(s, secret, rel)
 	apiHashed := hashed
-	if !s.elastic.external() {
+	if !s.elastic.External() {
 		// The API reads its Elasticsearch user's URL from N-elastic: a new
 		// password rolls it (and not the crawler, which never reads it).
 		key := elasticusers.URLKey(elasticusers.Monocle)
@@ -60,13 +63,14 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 		}
 	}
 	if hold != nil {
-		children, err := heldPods(n, obs, env, generated, apiService)
+		children, err := heldPods(n, obs, env, generated)
 		facts := podFacts{configError: hold, errors: missing, apiBlock: hold, crawlerBlock: hold,
 			// The pods are held: the status says what they run.
-			url: observedPublicURL(obs.Deployments[n.API]), crawler: s.crawler || obs.Deployments[n.Crawler] != nil}
+			url: observedPublicURL(obs.Deployments[n.API]), crawler: s.crawler || obs.Deployments[n.Crawler] != nil,
+			sessions: access.Sessions{AsObserved: true}}
 		return children, facts, err
 	}
-	facts := podFacts{url: s.publicURL, crawler: s.crawler, errors: missing}
+	facts := podFacts{url: s.access.PublicURL, crawler: s.crawler, errors: missing}
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	var crawlerHold, keyHold, loginHold *condition.FieldError
 	if len(missing) == 0 {
@@ -100,10 +104,7 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 	// (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
 	// must reach the replica that began it.
 	if cfg.oidc && s.apiReplicas > 1 {
-		clientIPAffinity(apiService)
-		if note := ingressAffinityNote(s); note != "" {
-			facts.notes = append(facts.notes, note)
-		}
+		facts.sessions.Sticky = s.apiReplicas
 	}
 	// A running API keeps its template; a new one is made despite a short
 	// key (it logs everyone out on restarts), never without the login its
@@ -124,16 +125,13 @@ func podChildren(namespace string, n instance.Names, s settings, obs wire.Childr
 
 // heldPods are the pods' children as last applied, while what they would
 // read is refused.
-func heldPods(n instance.Names, obs wire.Children, env Env, generated map[string]string, apiService *corev1.Service) ([]wire.Child, error) {
-	if svc := obs.Services[n.API]; svc != nil && svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
-		clientIPAffinity(apiService) // as the API's config wants it
-	}
+func heldPods(n instance.Names, obs wire.Children, env Env, generated map[string]string) ([]wire.Child, error) {
 	var children []wire.Child
 	if obs.ConfigMaps[n.API] == nil {
 		// Nothing mounts it: it is the place to edit the config.
 		children = append(children, makeConfigMap(n, generated))
 	}
-	held, err := lastApplied(env, heldByPods(n, obs))
+	held, err := applied.Children(env.Context, heldByPods(n, obs))
 	return append(children, held...), err
 }
 
@@ -169,7 +167,7 @@ func runningPods(n instance.Names, s settings, obs wire.Children, env Env, gener
 		children = append(children, makeAPIDeployment(n, s, r))
 	}
 	// Earlier mounted configs stay while pods may still mount them.
-	earlier, err := lastApplied(env, stillMounted(n, obs, mounted))
+	earlier, err := applied.Children(env.Context, stillMounted(n, obs, mounted))
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +179,6 @@ func runningPods(n instance.Names, s settings, obs wire.Children, env Env, gener
 	} else if s.crawler && crawler != nil {
 		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})
 	}
-	kept, err := lastApplied(env, held)
+	kept, err := applied.Children(env.Context, held)
 	return append(children, kept...), err
 }

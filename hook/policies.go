@@ -1,40 +1,15 @@
 package hook
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
-
-// makeElasticNetworkPolicy is who may reach Elasticsearch's port: the pods
-// of this Monocle (each carries its name and instance labels: the API, the
-// crawler, the update-idents Job, the snapshot CronJob's Jobs and the Jobs
-// the project prints) and the spec's peers. It selects Elasticsearch's pods
-// only: the API's port (the web UI) and the crawler's stay open.
-func makeElasticNetworkPolicy(n instance.Names, s settings) *networkingv1.NetworkPolicy {
-	own := n.Selector("")
-	delete(own, "app.kubernetes.io/component")
-	peers := append([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: own}}}, s.elasticPeers...)
-	return &networkingv1.NetworkPolicy{
-		TypeMeta:   wire.TypeNetworkPolicy,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: n.Selector(componentElastic)},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				// Protocol set, as the API server defaults it.
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(instance.ElasticPort))}},
-				From:  peers,
-			}},
-		},
-	}
-}
 
 // makeAPIDisruptionBudget keeps one API replica of several serving through
 // a node's drain. A single replica gets none: a budget could only block the
@@ -43,10 +18,10 @@ func makeElasticNetworkPolicy(n instance.Names, s settings) *networkingv1.Networ
 func makeAPIDisruptionBudget(n instance.Names) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   wire.TypePodDisruptionBudget,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(componentAPI)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: n.Selector(componentAPI)},
+			Selector:       &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentAPI)},
 		},
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 )
@@ -47,7 +49,7 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 	n := instance.For("monocle-sample")
 	var np networkingv1.NetworkPolicy
 	remarshal(t, a.child("NetworkPolicy", n.Elastic), &np)
-	other := makeElasticNetworkPolicy(instance.For("other"), settings{})
+	other := networkPolicyOf(t, "other")
 
 	pods := map[string]map[string]string{}
 	for _, child := range a.Children {
@@ -103,13 +105,23 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 		}
 		job := printedJob(t, b)
 		janitors++
-		if !admits(t, makeElasticNetworkPolicy(instance.For("team"), settings{}), job.Spec.Template.Labels) {
+		if !admits(t, networkPolicyOf(t, "team"), job.Spec.Template.Labels) {
 			t.Errorf("%s: janitor-job's Job (%v) is not admitted to its Elasticsearch", f, job.Spec.Template.Labels)
 		}
 	}
 	if janitors == 0 {
 		t.Fatal("no janitor-job output read")
 	}
+}
+
+// networkPolicyOf is the NetworkPolicy N-elastic of Monocle name.
+func networkPolicyOf(t *testing.T, name string) *networkingv1.NetworkPolicy {
+	t.Helper()
+	es, _, err := elastic.Answer("default", instance.For(name), elastic.Settings{NetworkPolicy: true}, wire.Children{}, nil, testEnv().Rand, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es.NetworkPolicy
 }
 
 // printedJob is the Job after a printer's comments.
@@ -154,8 +166,8 @@ func TestElasticsearchPeers(t *testing.T) {
 			switch {
 			case tc.field == "" && err != nil:
 				t.Errorf("refused: %v", err)
-			case tc.field == "" && (len(s.elasticPeers) != 1 || !s.networkPolicy):
-				t.Errorf("peers %+v", s.elasticPeers)
+			case tc.field == "" && (len(s.elastic.Peers) != 1 || !s.elastic.NetworkPolicy):
+				t.Errorf("peers %+v", s.elastic.Peers)
 			case tc.field != "" && (err == nil || err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), tc.field)):
 				t.Errorf("%v, want InvalidSpec naming %s", err, tc.field)
 			}

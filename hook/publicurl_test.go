@@ -21,7 +21,7 @@ func TestPublicURLAsMonocleServesIt(t *testing.T) {
 			s, err := resolveSpec(json.RawMessage(tc.spec))
 			if tc.wantURL == "" {
 				if err == nil {
-					t.Fatalf("applied with public URL %q, want InvalidSpec naming spec.%s", s.publicURL, tc.field)
+					t.Fatalf("applied with public URL %q, want InvalidSpec naming spec.%s", s.access.PublicURL, tc.field)
 				}
 				if err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), "spec."+tc.field+" ") {
 					t.Fatalf("%s: %v, want InvalidSpec naming spec.%s", err.Reason, err, tc.field)
@@ -31,8 +31,8 @@ func TestPublicURLAsMonocleServesIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			if s.publicURL != tc.wantURL {
-				t.Errorf("public URL %q, want %q", s.publicURL, tc.wantURL)
+			if s.access.PublicURL != tc.wantURL {
+				t.Errorf("public URL %q, want %q", s.access.PublicURL, tc.wantURL)
 			}
 		})
 	}

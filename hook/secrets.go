@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 )
@@ -30,33 +31,13 @@ func secretData(observed *corev1.Secret, random io.Reader) (map[string][]byte, e
 		if len(data[k.name]) > 0 {
 			continue
 		}
-		key, err := randomKey(random, k.length)
+		key, err := child.RandomKey(random, k.length)
 		if err != nil {
 			return nil, fmt.Errorf("generating %s: %w", k.name, err)
 		}
 		data[k.name] = key
 	}
 	return data, nil
-}
-
-const keyAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-// randomKey draws n characters from keyAlphabet without modulo bias.
-func randomKey(random io.Reader, n int) ([]byte, error) {
-	key := make([]byte, 0, n)
-	buf := make([]byte, 2*n)
-	for len(key) < n {
-		if _, err := io.ReadFull(random, buf); err != nil {
-			return nil, err
-		}
-		for _, b := range buf {
-			// 248 is the largest multiple of 62 below 256.
-			if b < 248 && len(key) < n {
-				key = append(key, keyAlphabet[int(b)%len(keyAlphabet)])
-			}
-		}
-	}
-	return key, nil
 }
 
 // hashSecrets hashes the data of every Secret in the pods' environment.
@@ -118,7 +99,7 @@ func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env,
 		}
 	}
 	hashed = env
-	if ref := s.elastic.urlSecret; ref != nil {
+	if ref := s.elastic.URLSecret; ref != nil {
 		sec := relSecrets[ref.Name]
 		switch {
 		case sec == nil || sec.Data[ref.Key] == nil:

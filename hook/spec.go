@@ -5,33 +5,23 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/access"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 const (
 	DefaultImage        = "quay.io/change-metrics/monocle:1.11.2"
-	DefaultElasticImage = "docker.elastic.co/elasticsearch/elasticsearch:7.17.26"
-	DefaultStorageSize  = "10Gi"
-	// DefaultPublicURL is the seed operator's default: the UI reached through
-	// `kubectl port-forward svc/N-api 8090:8080`. Not the Service's URL: a
-	// browser cannot resolve a cluster Service name.
-	DefaultPublicURL = "http://localhost:8090"
-	// defaultHeap is Elasticsearch's heap when neither heap nor memory is set.
-	defaultHeap = "512m"
+	DefaultElasticImage = elastic.DefaultImage
+	DefaultPublicURL    = access.DefaultPublicURL
 )
 
 // Spec is the Monocle spec, as the CRD (generated from it) defines it.
@@ -40,60 +30,20 @@ type Spec = v1alpha1.MonocleSpec
 // settings is a spec with its defaults applied and its values checked: all
 // that the child constructors read.
 type settings struct {
-	publicURL   string
+	access      access.Settings
 	webappTitle string
 	image       string
-	elastic     elasticSettings
+	elastic     elastic.Settings
 	apiReplicas int32
 	apiRes      corev1.ResourceRequirements
 	crawler     bool
 	crawlerRes  corev1.ResourceRequirements
-	ingress     *ingressSettings // nil: no Ingress
-	config      string           // inline config.yaml; "" when not given
-	configMap   string           // a user-owned ConfigMap to mount instead of N-api
-	secret      string           // a user-owned Secret added to the pods' environment
-	scheduling  scheduling
-	snapshots   *snapshotSettings // nil: no snapshots
-	// networkPolicy: make the NetworkPolicy N-elastic, which admits
-	// elasticPeers too.
-	networkPolicy bool
-	elasticPeers  []networkingv1.NetworkPolicyPeer
+	config      string // inline config.yaml; "" when not given
+	configMap   string // a user-owned ConfigMap to mount instead of N-api
+	secret      string // a user-owned Secret added to the pods' environment
+	scheduling  child.Scheduling
 	// notes on values applied that are unwise, for SpecApplied's message.
 	notes []string
-}
-
-// ingressSettings is the spec's Ingress with the seed's route.host folded
-// in: the seed always made an edge-TLS Route, so a route.host gets TLS too.
-type ingressSettings struct {
-	v1alpha1.IngressSpec
-	annotations map[string]string
-	edgeTLS     bool
-}
-
-type elasticSettings struct {
-	// url or urlSecret set: Elasticsearch is external, none is created.
-	url       string
-	urlSecret *corev1.SecretKeySelector
-	image     string
-	size      resource.Quantity
-	// sizeAsked: a size is set in the spec. A default size (like an unset
-	// class) applies at creation only: never held against a volume.
-	sizeAsked  bool
-	sizeField  string // the spec field the size came from, for messages
-	class      string
-	classField string
-	heap       string
-	res        corev1.ResourceRequirements
-	deleteData bool
-}
-
-func (e elasticSettings) external() bool { return e.url != "" || e.urlSecret != nil }
-
-type scheduling struct {
-	nodeSelector     map[string]string
-	tolerations      []corev1.Toleration
-	affinity         *corev1.Affinity
-	imagePullSecrets []corev1.LocalObjectReference
 }
 
 // decodeSpec reads a raw spec; a spec of the wrong shape is a fieldError.
@@ -123,16 +73,15 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 	if ferr != nil {
 		return settings{}, ferr
 	}
-	sched := scheduling{
-		nodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
-		tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
-		affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
-		imagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
+	sched := child.Scheduling{
+		NodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
+		Tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
+		Affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
+		ImagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
 	}
 	if ferr := validateChildValues(&spec, sched); ferr != nil {
 		return settings{}, ferr
 	}
-	es := spec.Elasticsearch
 	s := settings{
 		webappTitle: spec.WebappTitle,
 		image:       cmp.Or(spec.Image, DefaultImage),
@@ -144,214 +93,38 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 		configMap:   ptr.Deref(spec.ConfigMapRef, v1alpha1.LocalRef{}).Name,
 		secret:      ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name,
 		scheduling:  sched,
-		// On unless turned off: Elasticsearch is for this Monocle alone.
-		networkPolicy: spec.NetworkPolicy == nil || ptr.Deref(spec.NetworkPolicy.Enabled, true),
-		elastic: elasticSettings{
-			url:        es.URL,
-			urlSecret:  v1alpha1.Core[*corev1.SecretKeySelector](es.URLSecretRef),
-			image:      cmp.Or(es.Image, DefaultElasticImage),
-			class:      cmp.Or(es.StorageClassName, spec.StorageClassName),
-			sizeAsked:  es.StorageSize != "" || spec.StorageSize != "",
-			deleteData: es.DeleteDataOnDelete,
-		},
-	}
-	if np := spec.NetworkPolicy; np != nil {
-		s.elasticPeers = v1alpha1.Core[[]networkingv1.NetworkPolicyPeer](np.ElasticsearchPeers)
 	}
 	if s.apiReplicas < 0 {
 		return settings{}, condition.Invalid("api.replicas", "must not be negative")
 	}
 	// In the order of the checks, so that a spec gets the same first error.
-	for _, resolve := range []func(*Spec, *settings) *condition.FieldError{resolvePublicURL, checkImages, resolveElastic} {
+	for _, resolve := range []func(*Spec, *settings) *condition.FieldError{resolveAccess, checkImages} {
 		if ferr := resolve(&spec, &s); ferr != nil {
 			return settings{}, ferr
 		}
 	}
+	var note string
+	if s.elastic, note, ferr = elastic.Resolve(&spec, sched); ferr != nil {
+		return settings{}, ferr
+	}
+	if note != "" {
+		s.notes = append(s.notes, note)
+	}
 	return s, nil
 }
 
-// resolvePublicURL sets the Ingress and the public URL: given, else the
-// Ingress's, else the port-forward one.
-func resolvePublicURL(spec *Spec, s *settings) *condition.FieldError {
-	urlField, urlValue := "publicURL", spec.PublicURL
-	if urlValue == "" && spec.MonoclePublicURL != "" {
-		urlField, urlValue = "monoclePublicURL", spec.MonoclePublicURL
-	}
-	in := ingressSettings{IngressSpec: ptr.Deref(spec.Ingress, v1alpha1.IngressSpec{})}
-	if in.Host == "" && spec.Route != nil && spec.Route.Host != "" {
-		in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
-	}
-	if spec.Ingress != nil && in.Host == "" {
-		return condition.Invalid("ingress.host", "is required for an Ingress")
-	}
-	if in.Host != "" {
-		in.annotations = v1alpha1.Core[map[string]string](in.Annotations)
-		s.ingress = new(in) // a copy: in stays on the stack when there is no Ingress
-		if urlValue == "" {
-			scheme := "http"
-			if in.TLSSecretName != "" || in.edgeTLS {
-				scheme = "https"
-			}
-			urlValue = scheme + "://" + in.Host
-		}
-	}
-	publicURL, ferr := servedURL(urlField, cmp.Or(urlValue, DefaultPublicURL))
-	if ferr != nil {
-		return ferr
-	}
-	s.publicURL = publicURL
-	return nil
-}
-
-// servedURL is the public URL as Monocle 1.11.2 can serve it, or why not.
-// The API writes it verbatim into a JavaScript string of the web UI's
-// inline script (src/Monocle/Main.hs:57, web/public/index.html:11), and the
-// UI appends "/api/2/..." to it (web/src/components/WebApi.res:20): a
-// trailing slash makes every call "//api/2/...", which no route matches
-// (the UI then shows no data), so it is dropped, as Monocle's own OIDC
-// code does (src/Monocle/Config.hs:323). A path cannot be served: the UI
-// loads its bundle from /dist and reads its first path segment as the
-// workspace (web/src/App.res:338). Monocle's getURL takes only a lowercase
-// "http://" or "https://" (src/CLI.hs:128-132, else it prepends
-// "http://"), so the scheme is written lowercase.
-func servedURL(field, value string) (string, *condition.FieldError) {
-	u, err := url.Parse(value)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", condition.Invalid(field, "%s is not an http or https URL", condition.Quote(value))
-	}
-	switch {
-	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(value, "#"):
-		return "", condition.Invalid(field, "%s has credentials, a query or a fragment: Monocle's web UI appends /api/2/... to it as written", condition.Quote(value))
-	case strings.Trim(u.Path, "/") != "":
-		return "", condition.Invalid(field, "%s has a path: Monocle 1.11.2 serves its web UI at the root of a host only (its bundle is loaded from /dist)", condition.Quote(value))
-	case !scriptSafe(u.Host) || strings.ContainsFunc(u.Host, func(r rune) bool { return r >= utf8.RuneSelf }) || strings.Contains(u.Host, "__TITLE__"):
-		return "", condition.Invalid(field, "%s has a character Monocle's web UI cannot take in its inline script (a quote, a backslash, <, a control or non-ASCII character: write an IDN host in its xn-- form)", condition.Quote(value))
-	}
-	return u.Scheme + "://" + u.Host, nil
-}
-
-// scriptSafe: s can stand inside a double-quoted JavaScript string of an
-// inline <script> as it is. Control characters and line terminators
-// (U+2028 and U+2029 too, which browsers before ES2019 refuse in a
-// string), quotes, backslashes and < (which could end the element) are not.
-// (A host must also be ASCII: Monocle's image sets no locale, so a process
-// reads a non-ASCII byte of its environment as U+FFFD.)
-func scriptSafe(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool {
-		return r < 0x20 || r == 0x7f || r == '"' || r == '\\' || r == '<' || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r <= 0x9f)
-	})
+// resolveAccess reads how the API is reached: the Ingress and the public
+// URL (hook/access).
+func resolveAccess(spec *Spec, s *settings) (ferr *condition.FieldError) {
+	s.access, ferr = access.Resolve(spec)
+	return ferr
 }
 
 // checkImages: the API server takes a template whose image has spaces
 // around it, and refuses each of its pods.
 func checkImages(_ *Spec, s *settings) *condition.FieldError {
-	for _, f := range [][2]string{{"image", s.image}, {"elasticsearch.image", s.elastic.image}} {
-		if strings.ContainsAny(f[1], " \t\n") || strings.TrimSpace(f[1]) != f[1] {
-			return condition.Invalid(f[0], "%s is not an image reference", condition.Quote(f[1]))
-		}
-	}
-	return nil
-}
-
-// resolveElastic checks how Elasticsearch is reached, and sets its volume,
-// its memory and its snapshots.
-func resolveElastic(spec *Spec, s *settings) *condition.FieldError {
-	es := spec.Elasticsearch
-	// Monocle 1.11 reaches Elasticsearch with http-client's default manager
-	// (src/Monocle/Env.hs): plain HTTP only, no TLS.
-	if u, err := url.Parse(es.URL); es.URL != "" && (err != nil || u.Scheme != "http" || u.Host == "") {
-		// The value may hold credentials: never repeat it.
-		return condition.Invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
-	}
-	if es.URLSecretRef != nil && (es.URLSecretRef.Name == "" || es.URLSecretRef.Key == "") {
-		return condition.Invalid("elasticsearch.urlSecretRef", "needs a name and a key")
-	}
-	sizeField, size := "elasticsearch.storageSize", es.StorageSize
-	if size == "" {
-		sizeField, size = "storageSize", spec.StorageSize
-	}
-	q, err := resource.ParseQuantity(cmp.Or(size, DefaultStorageSize))
-	if err != nil {
-		return condition.Invalid(sizeField, "%s is not a quantity such as 10Gi", condition.Quote(size))
-	}
-	if q.Sign() <= 0 {
-		return condition.Invalid(sizeField, "%s must be more than zero", condition.Quote(size))
-	}
-	s.elastic.size, s.elastic.sizeField = q, sizeField
-	s.elastic.classField = "elasticsearch.storageClassName"
-	if es.StorageClassName == "" {
-		s.elastic.classField = "storageClassName"
-	}
-	ferr := elasticMemory(es.Heap, v1alpha1.Core[*corev1.ResourceRequirements](es.Resources), s)
-	if ferr == nil && es.Snapshots != nil {
-		s.snapshots, ferr = resolveSnapshots(*es.Snapshots, s.elastic.size)
-	}
-	return ferr
-}
-
-// JVM heap bounds: the smallest heap Elasticsearch is run with here, and
-// the largest the JVM still addresses with compressed pointers.
-const (
-	minHeap = 256 << 20
-	maxHeap = 31 << 30
-)
-
-var heapPattern = regexp.MustCompile(`^([0-9]+)([mMgG])$`)
-
-// elasticMemory ties the heap to the container's memory: the heap given,
-// else half the memory (Elasticsearch's own advice, at most 31g), else 512m
-// in 1Gi. A heap the JVM cannot start with, or that does not fit the memory,
-// is refused here: never a -Xmx flag that crash-loops. What is applied but
-// unwise is a note. It sets s's heap and resources.
-func elasticMemory(heap string, res *corev1.ResourceRequirements, s *settings) *condition.FieldError {
-	var heapBytes int64
-	if heap != "" {
-		m := heapPattern.FindStringSubmatch(heap)
-		if m == nil {
-			return condition.Invalid("elasticsearch.heap", "%s is not a JVM size such as 512m or 2g", condition.Quote(heap))
-		}
-		n, err := strconv.ParseInt(m[1], 10, 64)
-		shift := 20
-		if strings.EqualFold(m[2], "g") {
-			shift = 30
-		}
-		switch {
-		case err != nil || n > maxHeap>>shift:
-			return condition.Invalid("elasticsearch.heap", "%s is over 31g, the largest heap Elasticsearch can use well", heap)
-		case n<<shift < minHeap:
-			return condition.Invalid("elasticsearch.heap", "%s is under 256m, the smallest heap Elasticsearch is run with", heap)
-		}
-		heapBytes = n << shift
-	}
-	s.elastic.heap = cmp.Or(heap, defaultHeap)
-	if res == nil {
-		mem := *resource.NewQuantity(max(2*cmp.Or(heapBytes, 512<<20), 1<<30), resource.BinarySI)
-		s.elastic.res = instance.Resources("500m", "1Gi", "1Gi")
-		s.elastic.res.Requests[corev1.ResourceMemory], s.elastic.res.Limits[corev1.ResourceMemory] = mem, mem
-		return nil
-	}
-	s.elastic.res = *res
-	memField := "elasticsearch.resources.limits.memory"
-	mem, ok := res.Limits[corev1.ResourceMemory]
-	if !ok {
-		memField = "elasticsearch.resources.requests.memory"
-		mem, ok = res.Requests[corev1.ResourceMemory]
-	}
-	if !ok {
-		return nil
-	}
-	memBytes, exact := mem.AsInt64()
-	switch {
-	case !exact || memBytes <= 0:
-		return condition.Invalid(memField, "%s is not a memory size Elasticsearch can run in", mem.String())
-	case heap == "" && memBytes/2 < minHeap:
-		return condition.Invalid(memField, "%s is too small: the heap is half the memory, and needs 256m at least", mem.String())
-	case heap == "":
-		s.elastic.heap = fmt.Sprintf("%dm", min(memBytes/2, maxHeap)>>20)
-	case heapBytes >= memBytes:
-		return condition.Invalid("elasticsearch.heap", "%s must be less than the memory of elasticsearch.resources (%s)", heap, mem.String())
-	case heapBytes > memBytes/2:
-		s.notes = append(s.notes, fmt.Sprintf("spec.elasticsearch.heap %s is over half the memory (%s): Elasticsearch advises half, the rest for the file system cache", heap, mem.String()))
+	if strings.ContainsAny(s.image, " \t\n") || strings.TrimSpace(s.image) != s.image {
+		return condition.Invalid("image", "%s is not an image reference", condition.Quote(s.image))
 	}
 	return nil
 }

@@ -11,19 +11,22 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // statusFacts is what the parts of an answer learned that the observed
-// children do not say: Elasticsearch's (elastic.go), the pods' (pods.go),
+// children do not say: Elasticsearch's (hook/elastic), the pods' (pods.go),
 // and what the spec itself could not apply or applied with a note.
 type statusFacts struct {
-	elastic elasticFacts
+	elastic elastic.Facts
 	pods    podFacts
 	errors  []*condition.FieldError
 	notes   []string
+	// accessNotes are the API's access part's, said after the pods'.
+	accessNotes []string
 	// invalid, when not nil, holds every child as last applied
 	// (InvalidSpec).
 	invalid *condition.FieldError
@@ -34,7 +37,7 @@ type statusFacts struct {
 // only when its status changes.
 func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now func() time.Time, facts statusFacts) v1alpha1.MonocleStatus {
 	es, pods := facts.elastic, facts.pods
-	st := v1alpha1.MonocleStatus{URL: pods.url, Storage: es.storage}
+	st := v1alpha1.MonocleStatus{URL: pods.url, Storage: es.Storage}
 	var w waiting
 	component := func(name string, ready, enabled bool, off string, block *condition.FieldError) string {
 		switch {
@@ -52,7 +55,7 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 		return "In Progress"
 	}
 	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
-	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.external, "External", nil)
+	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.External, "External", nil)
 	st.API = component("api", condition.DeploymentReady(api), true, "", pods.apiBlock)
 	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pods.crawler, "Disabled", pods.crawlerBlock)
 	// A workload's image is said once its rollout is complete.
@@ -69,16 +72,9 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	ready, progressing := readyConditions(n, es, w)
 	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), identsCondition(pods)}
 
-	cj := obs.CronJobs[n.Snapshots]
-	off := es.snapshotsOff
-	if off == condition.ReasonSpecNotApplied && cj != nil {
-		off = "" // the CronJob runs, whatever the spec: judged
-	}
-	if off == "" || cj != nil || es.snapshotsClaim != "" {
-		// The volume stays, with its snapshots, when they are turned off.
-		st.Snapshots = snapshotsStatus(es.snapshotsClaim, es.claims[es.snapshotsClaim], cj)
-	}
-	conds = append(conds, snapshotsCondition(parent.Metadata.Namespace, cj, now(), off, es.snapshotsOffMessage))
+	var snapshots metav1.Condition
+	st.Snapshots, snapshots = elastic.Snapshots(parent.Metadata.Namespace, n, es, obs, now())
+	conds = append(conds, snapshots)
 
 	gen := parent.Metadata.Generation
 	for i := range conds {
@@ -105,7 +101,7 @@ type waiting struct {
 // and Elasticsearch's StatefulSet on its way to be recreated. A component
 // held by a refusal makes Ready the refusal (SpecApplied's reason and
 // message), and is not rolling out.
-func readyConditions(n instance.Names, es elasticFacts, w waiting) (ready, progressing metav1.Condition) {
+func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, progressing metav1.Condition) {
 	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"}
 	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"}
 	rolling := "waiting for " + strings.Join(w.rolling, ", ")
@@ -126,14 +122,14 @@ func readyConditions(n instance.Names, es elasticFacts, w waiting) (ready, progr
 		}
 	}
 	switch {
-	case es.retaining != "":
+	case es.Retaining != "":
 		what := "removed"
-		if es.recreating {
+		if es.Recreating {
 			what = "made anew with the snapshot volume"
 		}
 		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
-			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.retaining}
-	case es.recreating:
+			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.Retaining}
+	case es.Recreating:
 		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
 			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
 				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
@@ -144,7 +140,7 @@ func readyConditions(n instance.Names, es elasticFacts, w waiting) (ready, progr
 // specAppliedCondition names every spec field not in effect, or notes what
 // is applied but unwise.
 func specAppliedCondition(facts statusFacts) metav1.Condition {
-	errs := slices.Concat(facts.errors, facts.elastic.errors, facts.pods.errors)
+	errs := slices.Concat(facts.errors, facts.elastic.Errors, facts.pods.errors)
 	// The first error gives the reason: a refused config, which holds the
 	// pods, comes first.
 	if facts.pods.configError != nil {
@@ -158,7 +154,7 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 		return metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].Reason, Message: strings.Join(msgs, "; ")}
 	}
 	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"}
-	if notes := append(slices.Clip(facts.notes), facts.pods.notes...); len(notes) > 0 {
+	if notes := slices.Concat(facts.notes, facts.pods.notes, facts.accessNotes); len(notes) > 0 {
 		c.Message += "; note: " + strings.Join(notes, "; ")
 	}
 	return c

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/change-metrics/monocle-hook/hook/access"
+	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -67,19 +71,14 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 	}
 	var resp *wire.SyncResponse
 	if specErr != nil {
-		children, err := lastApplied(env, obs.All())
+		children, err := applied.Children(env.Context, obs.All())
 		if err != nil {
 			return nil, err
 		}
 		resp = &wire.SyncResponse{Children: children}
 		// The spec cannot say: what runs says.
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusFacts{
-			elastic: elasticFacts{
-				external:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
-				snapshotsOff:        condition.ReasonSpecNotApplied,
-				snapshotsOffMessage: "the spec is not applied",
-				snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
-			},
+			elastic: elastic.HeldFacts(n, obs),
 			pods:    podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
 			errors:  []*condition.FieldError{specErr},
 			invalid: specErr,
@@ -114,37 +113,43 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 		return nil, err
 	}
 	children := []wire.Child{makeSecret(n, secret)}
-	var users map[string][]byte // Elasticsearch's users, when the hook runs it
-	if !s.elastic.external() || obs.StatefulSets[n.Elastic] != nil {
-		if users, err = elasticUsersData(n, obs.Secrets[n.Elastic], env.Rand); err != nil {
-			return nil, err
-		}
-		children = append(children, makeElasticUsersSecret(n, users))
+	es, esFacts, err := elastic.Answer(parent.Metadata.Namespace, n, s.elastic, obs, rel.Claims, env.Rand, env.Image)
+	if err != nil {
+		return nil, err
 	}
-	elastic, elasticFacts := elasticChildren(parent.Metadata.Namespace, n, s, obs, rel.Claims, env)
-	children = append(children, elastic...)
+	children = add(children, es.Users)
+	children = add(children, es.Service)
+	children = add(children, es.StatefulSet)
+	children = add(children, es.Snapshots)
 	// Its affinity depends on the config, read by the pods' part.
-	apiService := makeService(n, n.API, componentAPI, instance.APIPort)
-	children = append(children, apiService)
-	if s.ingress != nil {
-		children = append(children, makeIngress(n, s.ingress))
-	}
-	if s.networkPolicy && !s.elastic.external() {
-		children = append(children, makeElasticNetworkPolicy(n, s))
-	}
+	// The API's Service and Ingress come next: the Service's affinity is
+	// what the pods' part says of the sessions, answered below.
+	front := len(children)
+	children = add(children, es.NetworkPolicy)
 	if s.apiReplicas > 1 {
 		children = append(children, makeAPIDisruptionBudget(n))
 	}
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, users, apiService)
+	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, esFacts.Users)
 	if err != nil {
 		return nil, err
 	}
 	children = append(children, pods...)
-	facts := statusFacts{elastic: elasticFacts, pods: podFacts, notes: s.notes}
+	api, accessNotes := access.Answer(n, s.access, obs, podFacts.sessions)
+	children = slices.Insert(children, front, add(add(nil, api.Service), api.Ingress)...)
+	facts := statusFacts{elastic: esFacts, pods: podFacts, notes: s.notes, accessNotes: accessNotes}
 	return &wire.SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
+}
+
+// add appends obj to children unless it is nil: a part's child it does not
+// answer.
+func add[T any](children []wire.Child, obj *T) []wire.Child {
+	if obj == nil {
+		return children
+	}
+	return append(children, obj)
 }
 
 // requestSizeNote warns, once a sync request is over half the hook's body

@@ -19,6 +19,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
@@ -30,15 +31,15 @@ import (
 // holds the same rules for new objects; this is for those stored before.
 // Paths are relative to spec; the first error, in field order, is returned.
 // sched is the spec's scheduling, converted once for the checks and the pods.
-func validateChildValues(spec *Spec, sched scheduling) *condition.FieldError {
+func validateChildValues(spec *Spec, sched child.Scheduling) *condition.FieldError {
 	es := spec.Elasticsearch
 	errs := slices.Concat(
 		validateResources(es.Resources, field.NewPath("elasticsearch", "resources")),
 		validateResources(spec.API.Resources, field.NewPath("api", "resources")),
 		validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources")),
-		validateNodeSelector(sched.nodeSelector, field.NewPath("nodeSelector")),
-		validateTolerations(sched.tolerations, field.NewPath("tolerations")),
-		validateAffinity(sched.affinity, field.NewPath("affinity")),
+		validateNodeSelector(sched.NodeSelector, field.NewPath("nodeSelector")),
+		validateTolerations(sched.Tolerations, field.NewPath("tolerations")),
+		validateAffinity(sched.Affinity, field.NewPath("affinity")),
 		// A PersistentVolumeClaim's class, and the names of the objects a pod
 		// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
 		// ConfigMap key. A ConfigMap the hook only reads is held to the same

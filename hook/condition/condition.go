@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -179,4 +180,21 @@ func Refused(s v1alpha1.MonocleStatus) *metav1.Condition {
 		return nil
 	}
 	return c
+}
+
+// Kubectl is a command of command.Forms for a message: kubectl in
+// namespace (none: a Monocle read from a file, in kubectl's current one),
+// then args, of which names are Kubernetes names. A value that is not what
+// it claims is never printed into a command: the message says so instead.
+func Kubectl(namespace string, names []string, args ...string) string {
+	words, ok := command.Kubectl(namespace)
+	if !ok {
+		return "(no command: the namespace " + Quote(namespace) + " is not a DNS label)"
+	}
+	for _, n := range names {
+		if !command.Name(n) {
+			return "(no command: " + Quote(n) + " is not a Kubernetes name)"
+		}
+	}
+	return command.Line(append(words, args...)...)
 }

@@ -1,4 +1,4 @@
-package hook
+package elastic
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -35,11 +36,11 @@ const (
 
 func passwordKey(u elasticusers.User) string { return u.Name + ".password" }
 
-// elasticUsersData keeps every observed key of the Secret N-elastic,
+// usersData keeps every observed key of the Secret N-elastic,
 // generates the passwords that are missing (letters and digits: they pass
 // through URLs and the image's wrapper unquoted), and makes the file realm's
 // files from them: the hashes only when a password is new or changed.
-func elasticUsersData(n instance.Names, observed *corev1.Secret, random io.Reader) (map[string][]byte, error) {
+func usersData(n instance.Names, observed *corev1.Secret, random io.Reader) (map[string][]byte, error) {
 	data := map[string][]byte{}
 	if observed != nil {
 		maps.Copy(data, observed.Data)
@@ -47,7 +48,7 @@ func elasticUsersData(n instance.Names, observed *corev1.Secret, random io.Reade
 	sum := sha256.New()
 	for _, u := range elasticusers.All {
 		if len(data[passwordKey(u)]) == 0 {
-			password, err := randomKey(random, 24)
+			password, err := child.RandomKey(random, 24)
 			if err != nil {
 				return nil, fmt.Errorf("generating the password of %s: %w", u.Name, err)
 			}
@@ -75,11 +76,11 @@ func elasticUsersData(n instance.Names, observed *corev1.Secret, random io.Reade
 	return data, nil
 }
 
-// makeElasticUsersSecret is the Secret N-elastic: Elasticsearch's users.
-func makeElasticUsersSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
+// makeUsersSecret is the Secret N-elastic: Elasticsearch's users.
+func makeUsersSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   wire.TypeSecret,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(componentElastic)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
 		Data:       data,
 		Type:       corev1.SecretTypeOpaque,
 	}
@@ -89,7 +90,7 @@ func makeElasticUsersSecret(n instance.Names, data map[string][]byte) *corev1.Se
 const (
 	elasticConfigDir    = "/usr/share/elasticsearch/config"
 	elasticConfigVolume = "elastic-config"
-	elasticUsersDir     = "/mnt/elastic-users"
+	UsersDir            = "/mnt/elastic-users"
 	elasticUsersVolume  = "elastic-users"
 )
 
@@ -103,7 +104,7 @@ const (
 func withElasticUsers(n instance.Names, pod corev1.PodSpec, image string) corev1.PodSpec {
 	links := ""
 	for _, f := range []string{usersFile, usersRolesFile, rolesFile} {
-		links += " && ln -sf " + elasticUsersDir + "/" + f + " /mnt/config/" + f
+		links += " && ln -sf " + UsersDir + "/" + f + " /mnt/config/" + f
 	}
 	initC := corev1.Container{
 		Name:    "config",
@@ -114,7 +115,7 @@ func withElasticUsers(n instance.Names, pod corev1.PodSpec, image string) corev1
 		SecurityContext: pod.Containers[0].SecurityContext,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: elasticConfigVolume, MountPath: "/mnt/config"},
-			{Name: elasticUsersVolume, MountPath: elasticUsersDir, ReadOnly: true},
+			{Name: elasticUsersVolume, MountPath: UsersDir, ReadOnly: true},
 		},
 	}
 	pod.InitContainers = []corev1.Container{initC}

@@ -1,4 +1,4 @@
-package hook
+package applied
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// metacontrollerManager is the field manager of Metacontroller's
+// Manager is the field manager of Metacontroller's
 // server-side apply (--apply-strategy=server-side-apply).
-const metacontrollerManager = "metacontroller"
+const Manager = "metacontroller"
 
 // appliedFields returns the part of an observed object (as a JSON map) that
 // Metacontroller last applied server-side: the fields its managedFields
@@ -22,7 +22,7 @@ const metacontrollerManager = "metacontroller"
 // object server-side.
 func appliedFields(obj metav1.Object, observed map[string]any) map[string]any {
 	for _, e := range obj.GetManagedFields() {
-		if e.Manager != metacontrollerManager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil {
+		if e.Manager != Manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}
 		var set map[string]any

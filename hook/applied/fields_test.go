@@ -1,4 +1,4 @@
-package hook
+package applied
 
 import (
 	"encoding/json"
@@ -34,7 +34,7 @@ func TestAppliedFields(t *testing.T) {
 	obj := &metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
 			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:admin":{}}}}`)},
-		{Manager: metacontrollerManager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{
+		{Manager: Manager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{
 		  "f:metadata": {"f:labels": {".": {}, "f:a": {}}},
 		  "f:spec": {"f:replicas": {}, "f:selector": {},
 		    "f:template": {"f:spec": {

@@ -1,4 +1,4 @@
-package hook
+package elastic
 
 import (
 	"fmt"
@@ -53,8 +53,8 @@ type volumeAsked struct {
 // (its StatefulSet was recreated, or Elasticsearch comes back from external):
 // the template then says its size and class, so that the template, the
 // volume and status.storage agree.
-func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClaim {
-	claim := volumeClaimTemplate("data", s.elastic.size, s.elastic.class)
+func dataClaimFor(s Settings, volume *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClaim {
+	claim := volumeClaimTemplate("data", s.size, s.class)
 	if volume == nil {
 		return claim
 	}
@@ -72,9 +72,9 @@ func dataClaimFor(s settings, volume *corev1.PersistentVolumeClaim) corev1.Persi
 // immutable and are never touched: growth is the admin's one command on the
 // claim (the StorageClass must allow expansion), shrinking and a class
 // change are refused. claims are the related PVCs, by name.
-func storageChange(namespace string, n instance.Names, s settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*condition.FieldError {
+func storageChange(namespace string, n instance.Names, s Settings, sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) []*condition.FieldError {
 	// The data volume, and the snapshot volume when snapshots are on.
-	asked := []volumeAsked{{"data", n.DataClaim(), s.elastic.size, s.elastic.sizeAsked, s.elastic.sizeField, s.elastic.class, s.elastic.classField}}
+	asked := []volumeAsked{{"data", n.DataClaim(), s.size, s.sizeAsked, s.sizeField, s.class, s.classField}}
 	if snap := s.snapshots; snap != nil {
 		asked = append(asked, volumeAsked{instance.SnapshotsVolume, n.SnapshotsClaim(), snap.size, snap.sizeAsked,
 			"elasticsearch.snapshots.storageSize", snap.class, "elasticsearch.snapshots.storageClassName"})
@@ -108,16 +108,16 @@ func volumeChange(namespace string, v volumeAsked, t, claim *corev1.PersistentVo
 	case -1:
 		return &condition.FieldError{Reason: condition.ReasonVolumeExpansionRequired, Field: v.sizeField, Message: fmt.Sprintf(
 			"is %s but volume %s has %s. To grow it (its StorageClass must allow volume expansion), run: %s",
-			v.size.String(), v.claim, current.String(), kubectl(namespace, []string{v.claim},
+			v.size.String(), v.claim, current.String(), condition.Kubectl(namespace, []string{v.claim},
 				"patch", "pvc", v.claim, "--type", "merge", "-p", `{"spec":{"resources":{"requests":{"storage":"`+v.size.String()+`"}}}}`))}
 	}
 	return nil
 }
 
 // storageStatus reports the size asked and the volume's capacity.
-func storageStatus(n instance.Names, s settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *v1alpha1.StorageStatus {
-	st := &v1alpha1.StorageStatus{Claim: n.DataClaim(), Requested: s.elastic.size.String(), Capacity: capacity(claim)}
-	if !s.elastic.sizeAsked {
+func storageStatus(n instance.Names, s Settings, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) *v1alpha1.StorageStatus {
+	st := &v1alpha1.StorageStatus{Claim: n.DataClaim(), Requested: s.size.String(), Capacity: capacity(claim)}
+	if !s.sizeAsked {
 		// A default size is never held against a volume: what the
 		// volume was made with is what is requested.
 		t := claim

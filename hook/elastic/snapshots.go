@@ -1,4 +1,4 @@
-package hook
+package elastic
 
 import (
 	"cmp"
@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
@@ -35,7 +36,7 @@ import (
 // snapshot.PathRepo. The README's section on snapshots says why this design
 // and not another.
 
-// snapshotSettings are the checked snapshots spec; nil in settings when
+// snapshotSettings are the checked snapshots spec; nil in Settings when
 // snapshots are off.
 type snapshotSettings struct {
 	schedule  string
@@ -183,7 +184,7 @@ func snapshotsClaimOf(n instance.Names, sts *appsv1.StatefulSet) string {
 // needed, taking one snapshot, waiting for it and deleting those beyond
 // keep. Its Jobs are named by the controller N-snapshots-<minutes since the
 // epoch of their scheduled time> (snapshotJobName).
-func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.CronJob {
+func makeSnapshotsCronJob(n instance.Names, s Settings, image string) *batchv1.CronJob {
 	snap := s.snapshots
 	c := corev1.Container{
 		Name:    "snapshot",
@@ -202,7 +203,7 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 		// It only waits on HTTP answers.
 		Resources: instance.Resources("10m", "32Mi", "64Mi"),
 	}
-	labels := n.Labels(componentSnapshots)
+	labels := n.Labels(child.ComponentSnapshots)
 	cj := &batchv1.CronJob{
 		TypeMeta:   wire.TypeCronJob,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Snapshots, Labels: labels},
@@ -225,7 +226,7 @@ func makeSnapshotsCronJob(n instance.Names, s settings, image string) *batchv1.C
 					// Past every attempt's own --timeout: the command's
 					// error is what ends a run, this only a hung one.
 					ActiveDeadlineSeconds: ptr.To(int64((snapshotAttempts*snapshotTimeout + 5*time.Minute) / time.Second)),
-					Template:              podTemplate(labels, scheduled(instance.HookJobPod(c), s.scheduling)),
+					Template:              child.Template(labels, child.Scheduled(instance.HookJobPod(c), s.scheduling)),
 				},
 			},
 		},

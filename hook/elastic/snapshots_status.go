@@ -1,4 +1,4 @@
-package hook
+package elastic
 
 import (
 	"fmt"
@@ -12,10 +12,29 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
 // The SnapshotsHealthy condition and the snapshots' status, from the
 // snapshot CronJob observed and its schedule.
+
+// Snapshots are the snapshots' status (nil when there is nothing to say)
+// and the SnapshotsHealthy condition, from Elasticsearch's facts and the
+// CronJob observed.
+func Snapshots(namespace string, n instance.Names, facts Facts, obs wire.Children, now time.Time) (*v1alpha1.SnapshotsStatus, metav1.Condition) {
+	cj := obs.CronJobs[n.Snapshots]
+	off := facts.snapshotsOff
+	if off == condition.ReasonSpecNotApplied && cj != nil {
+		off = "" // the CronJob runs, whatever the spec: judged
+	}
+	var st *v1alpha1.SnapshotsStatus
+	if off == "" || cj != nil || facts.snapshotsClaim != "" {
+		// The volume stays, with its snapshots, when they are turned off.
+		st = snapshotsStatus(facts.snapshotsClaim, facts.claims[facts.snapshotsClaim], cj)
+	}
+	return st, snapshotsCondition(namespace, cj, now, off, facts.snapshotsOffMessage)
+}
 
 // snapshotsStatus reports the snapshot volume and the CronJob's last runs.
 func snapshotsStatus(claimName string, claim *corev1.PersistentVolumeClaim, cj *batchv1.CronJob) *v1alpha1.SnapshotsStatus {
@@ -89,7 +108,7 @@ func lastRunNote(namespace string, cj *batchv1.CronJob, success time.Time) strin
 		return ""
 	}
 	job := snapshotJobName(cj.Name, sched.Time)
-	return fmt.Sprintf("; the run scheduled at %s did not succeed: %s", formatTime(sched.Time), kubectl(namespace, []string{job}, "logs", "job/"+job))
+	return fmt.Sprintf("; the run scheduled at %s did not succeed: %s", formatTime(sched.Time), condition.Kubectl(namespace, []string{job}, "logs", "job/"+job))
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,176 @@
+// Package elastic is the part of a Monocle that runs its Elasticsearch: the
+// Secret N-elastic of its users, its Service, its StatefulSet as it moves
+// through a recreation, its volumes (storage.go), the snapshot CronJob and
+// the snapshots' condition (snapshots.go, snapshots_status.go), and the
+// NetworkPolicy N-elastic. Resolve reads its section of the spec; Answer
+// gives its children and its Facts from what it observes; HeldFacts are its
+// facts when every child is held as last applied.
+package elastic
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/child"
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+)
+
+// Facts are what the status says of Elasticsearch, learned while
+// answering its children.
+type Facts struct {
+	External bool // Elasticsearch is external: none to wait for
+	// Retaining, when not "", is why the StatefulSet is kept until its
+	// volumes are set to Retain and released.
+	Retaining string
+	// Recreating: the StatefulSet goes, to come back with the snapshot volume.
+	Recreating bool
+	Storage    *v1alpha1.StorageStatus
+	Errors     []*condition.FieldError // of its volumes, and of snapshots it cannot take
+	// snapshotsOff, when not "", is why no snapshot CronJob is judged
+	// (SnapshotsOff, SnapshotsNeedManagedElasticsearch, SpecNotApplied);
+	// snapshotsClaim names the snapshot volume when the StatefulSet has one,
+	// and claims are the volumes observed.
+	snapshotsOff, snapshotsOffMessage string
+	snapshotsClaim                    string
+	claims                            map[string]*corev1.PersistentVolumeClaim
+	// Users is the data of the Secret N-elastic, Elasticsearch's users,
+	// when the hook answers it (nil else): the pods read their URL there.
+	Users map[string][]byte
+}
+
+// Children are Elasticsearch's children in an answer, each nil when it is
+// not answered: the hook places them among the others.
+type Children struct {
+	Users         *corev1.Secret
+	Service       *corev1.Service
+	StatefulSet   *appsv1.StatefulSet
+	Snapshots     *batchv1.CronJob
+	NetworkPolicy *networkingv1.NetworkPolicy
+}
+
+// HeldFacts are Elasticsearch's facts when every child is held as last
+// applied (the spec cannot say: what runs says).
+func HeldFacts(n instance.Names, obs wire.Children) Facts {
+	return Facts{
+		External:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
+		snapshotsOff:        condition.ReasonSpecNotApplied,
+		snapshotsOffMessage: "the spec is not applied",
+		snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
+	}
+}
+
+// Answer gives Elasticsearch's children and facts: its users' Secret (its
+// passwords drawn from random when new), then the rest (answer). hookImage
+// runs the snapshots (DefaultHookImage when "").
+func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim, random io.Reader, hookImage string) (Children, Facts, error) {
+	var out Children
+	var users map[string][]byte // Elasticsearch's users, when the hook runs it
+	if !s.External() || obs.StatefulSets[n.Elastic] != nil {
+		var err error
+		if users, err = usersData(n, obs.Secrets[n.Elastic], random); err != nil {
+			return Children{}, Facts{}, err
+		}
+		out.Users = makeUsersSecret(n, users)
+	}
+	facts := answer(namespace, n, s, obs, claims, hookImage, &out)
+	facts.Users = users
+	if s.NetworkPolicy && !s.External() {
+		out.NetworkPolicy = makeNetworkPolicy(n, s)
+	}
+	return out, facts, nil
+}
+
+// answer sets Elasticsearch's Service, StatefulSet and snapshot CronJob in
+// out, as far as this answer goes: a StatefulSet that must be recreated, or
+// released before it goes, moves one step per sync.
+func answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim, hookImage string, out *Children) Facts {
+	facts := Facts{External: s.External(), claims: claims}
+	sts := obs.StatefulSets[n.Elastic]
+	switch {
+	case !s.External():
+		out.Service = child.Service(n, n.Elastic, child.ComponentElastic, instance.ElasticPort)
+		// A StatefulSet made before snapshots were asked lacks the
+		// snapshots template, which cannot be added in place
+		// (volumeClaimTemplates are immutable): it is recreated, its
+		// volumes retained first.
+		switch {
+		case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil:
+			// Answered, created or updated in place.
+			answered := makeStatefulSet(n, s, sts, false, claims[n.DataClaim()])
+			out.StatefulSet = answered
+			if s.snapshots != nil {
+				// Only with the volume the snapshots are written to.
+				out.Snapshots = makeSnapshotsCronJob(n, s, cmp.Or(hookImage, DefaultHookImage))
+			}
+			facts.snapshotsClaim = snapshotsClaimOf(n, answered)
+		case sts.DeletionTimestamp == nil && volumesHeld(sts, claims) != "":
+			// Answered as it is but with the Retain policy, until the
+			// StatefulSet controller has released its volumes: it is
+			// about to go.
+			out.StatefulSet = makeStatefulSet(n, s, sts, true, nil)
+			facts.Retaining = volumesHeld(sts, claims)
+			facts.Recreating = true
+		default:
+			// Left out (or already going): deleted, its volumes
+			// retained; the next sync makes it anew with the snapshots
+			// template, and the StatefulSet controller mounts the data
+			// claim again by its name.
+			facts.Recreating = true
+		}
+		facts.Storage = storageStatus(n, s, sts, claims[n.DataClaim()])
+		if sts != nil {
+			facts.Errors = storageChange(namespace, n, s, sts, claims)
+		}
+	case sts != nil && volumesHeld(sts, claims) != "":
+		// Leaving managed Elasticsearch: its volume must be set to Retain,
+		// and released, before the StatefulSet goes, whatever
+		// deleteDataOnDelete says.
+		out.StatefulSet = makeStatefulSet(n, s, sts, true, nil)
+		facts.Retaining = volumesHeld(sts, claims)
+	}
+	switch {
+	case s.snapshots == nil:
+		facts.snapshotsOff, facts.snapshotsOffMessage = condition.ReasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
+	case s.External():
+		facts.Errors = append(facts.Errors, &condition.FieldError{Reason: condition.ReasonSnapshotsNeedManagedElasticsearch, Field: "elasticsearch.snapshots", Message: "is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+		facts.snapshotsOff, facts.snapshotsOffMessage = condition.ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
+	}
+	return facts
+}
+
+// volumesHeld says why deleting the StatefulSet now could delete one of its
+// volumes, or "" when it cannot: its policy is Retain, the StatefulSet
+// controller has seen that spec, and no claim of ours is owned by it any
+// more (the controller removes that ownerReference only for a pod that is
+// Pending, or Running and Ready; the garbage collector would delete a claim
+// that still has it).
+func volumesHeld(sts *appsv1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim) string {
+	if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		return "its volumes are set to Retain first"
+	}
+	if sts.Status.ObservedGeneration < sts.Generation {
+		return "waiting for the StatefulSet controller to see the Retain policy"
+	}
+	for _, name := range slices.Sorted(maps.Keys(claims)) {
+		for _, ref := range claims[name].OwnerReferences {
+			if ref.UID == sts.UID && sts.UID != "" {
+				return fmt.Sprintf("waiting for the StatefulSet controller to release PersistentVolumeClaim %s (it does once Elasticsearch's pod is Pending or ready; "+
+					"or remove its ownerReference by hand: %s)", name,
+					condition.Kubectl("", []string{name}, "patch", "pvc", name, "--type", "json", "-p", `[{"op":"remove","path":"/metadata/ownerReferences"}]`))
+			}
+		}
+	}
+	return ""
+}

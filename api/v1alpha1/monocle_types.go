@@ -91,7 +91,7 @@ type NetworkPolicySpec struct {
 	// Whether to make the NetworkPolicy; true when unset.
 	Enabled *bool `json:"enabled,omitempty"`
 	// More peers admitted to Elasticsearch's port (9200), as in a NetworkPolicy's ingress rule: e.g. an admin's Kibana. They still need a user of Elasticsearch's own.
-	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:MaxItems=2
 	ElasticsearchPeers []NetworkPolicyPeer `json:"elasticsearchPeers,omitempty"`
 }
 

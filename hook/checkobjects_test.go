@@ -46,7 +46,9 @@ stringData: {GITHUB_TOKEN: x}
 		all += len(rel.ConfigMaps) + len(rel.Secrets)
 	}
 	for _, m := range objs.monocles {
-		var head struct{ Metadata struct{ Namespace, Name string } }
+		var head struct {
+			Metadata struct{ Namespace, Name string }
+		}
 		if err := json.Unmarshal(m, &head); err != nil {
 			t.Fatal(err)
 		}

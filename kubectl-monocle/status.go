@@ -491,12 +491,15 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	for _, c := range st.Conditions {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Type), e(c.Status), e(c.Reason), c.Meaning)
 		if c.Message != "" {
-			fmt.Fprintf(tw, "  %s\t\t\t\n", e(cut(c.Message, 300)))
+			fmt.Fprintf(tw, "\t\t\t%s\n", e(cut(c.Message, 300)))
 		}
 	}
-	fmt.Fprintln(tw, "\nCHILD\tREADY\tDETAIL\t")
+	fmt.Fprintln(tw, "\nCHILD\tREADY\tDETAIL")
+	if len(st.Children) == 0 {
+		fmt.Fprintln(tw, "(none yet)")
+	}
 	for _, c := range st.Children {
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t\n", c.Kind, e(c.Name), c.Ready, e(c.Detail))
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", c.Kind, e(c.Name), c.Ready, e(c.Detail))
 	}
 	for _, n := range st.NotShown {
 		fmt.Fprintf(tw, "(not shown: %s)\n", n)
@@ -508,29 +511,32 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	for _, p := range st.Pods {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", e(p.Name), e(p.Phase), p.Ready, p.Restarts)
 	}
-	fmt.Fprintln(tw)
+	tw.Flush()
+	fmt.Fprintln(w)
+	line := func(key, format string, args ...any) {
+		fmt.Fprintf(w, "%-16s"+format+"\n", append([]any{key}, args...)...)
+	}
 	if st.Images != nil {
-		fmt.Fprintf(tw, "Images running:\tMonocle %s\tElasticsearch %s\t\n", e(orNone(st.Images.Monocle)), e(orNone(st.Images.Elasticsearch)))
+		line("Images running:", "Monocle %s, Elasticsearch %s", e(orNone(st.Images.Monocle)), e(orNone(st.Images.Elasticsearch)))
 	} else {
-		fmt.Fprintln(tw, "Images running:\tnone observed yet\t\t")
+		line("Images running:", "none observed yet")
 	}
 	if s := st.Storage; s != nil {
-		fmt.Fprintf(tw, "Storage:\t%s\trequested %s, capacity %s\t\n", e(orNone(s.Claim)), e(orNone(s.Requested)), e(orNone(s.Capacity)))
+		line("Storage:", "%s, requested %s, capacity %s", e(orNone(s.Claim)), e(orNone(s.Requested)), e(orNone(s.Capacity)))
 	} else {
-		fmt.Fprintln(tw, "Storage:\tnone (no managed Elasticsearch, or not yet observed)\t\t")
+		line("Storage:", "none observed (an external Elasticsearch, or no volume yet)")
 	}
 	if s := st.Snapshots; s != nil {
-		fmt.Fprintf(tw, "Snapshots:\tschedule %s%s\tvolume %s %s\t\n", e(orNone(s.Schedule)), tz(s.TimeZone), e(orNone(s.Claim)), e(s.Volume))
-		fmt.Fprintf(tw, "  last:\t%s\tlast successful: %s\t\n", timeOr(s.Last), timeOr(s.LastSuccessful))
 		next := timeOr(s.Next)
 		if s.Suspended {
 			next = "none: suspended"
 		}
-		fmt.Fprintf(tw, "  next:\t%s\t\t\n", next)
+		line("Snapshots:", "schedule %s%s, volume %s %s", e(orNone(s.Schedule)), tz(s.TimeZone), e(orNone(s.Claim)), e(s.Volume))
+		line("  last:", "%s (last successful: %s)", timeOr(s.Last), timeOr(s.LastSuccessful))
+		line("  next:", "%s", next)
 	} else {
-		fmt.Fprintln(tw, "Snapshots:\toff\t\t")
+		line("Snapshots:", "off")
 	}
-	tw.Flush()
 	if len(st.Crawlers) > 0 {
 		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tLAST COMMIT\tOLDEST PROJECT")
 		for _, c := range st.Crawlers {

@@ -250,12 +250,17 @@ func meaning(c metav1.Condition) string {
 		return "update-idents ran for the config's current idents"
 	case condition.ConditionIdentsUpdated + "=False":
 		return "update-idents has not yet run, or failed, for the config's current idents"
+	case condition.ConditionIdentsUpdated + "=Unknown":
+		return "update-idents is running for the config's current idents, or there is nothing to judge yet"
 	case condition.ConditionSnapshotsHealthy + "=True":
 		return "a snapshot succeeded since the second-to-last time scheduled"
 	case condition.ConditionSnapshotsHealthy + "=False":
 		return "no snapshot succeeded since the second-to-last time scheduled: see the snapshot Jobs' logs"
 	case condition.ConditionSnapshotsHealthy + "=Unknown":
 		return "nothing to judge: snapshots are off or suspended, or the spec is not applied"
+	}
+	if s == "Unknown" {
+		return "the hook cannot tell yet: see the message"
 	}
 	return "status " + s + " of " + t
 }
@@ -291,7 +296,7 @@ func describe(kind string, u *unstructured.Unstructured, now time.Time) (Child, 
 			case condition.JobCondition(&j, batchv1.JobFailed):
 				child.Ready, child.Detail = "no", "failed"
 			default:
-				child.Ready, child.Detail = "no", fmt.Sprintf("running: %d active, %d failed", j.Status.Active, j.Status.Failed)
+				child.Ready, child.Detail = "no", fmt.Sprintf("not finished: %d pods active, %d failed", j.Status.Active, j.Status.Failed)
 			}
 			return child, &j
 		}
@@ -444,7 +449,7 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 		switch {
 		case Forbidden(err):
 			// The same for every crawler: one line says why.
-			return nil, "crawlers: not shown: you may not get services/proxy on " + APIService(name) +
+			return nil, "crawlers: not shown: you may not use services/proxy on " + APIService(name) +
 				" in " + ns + " (403 Forbidden; the built-in view role has no services/proxy): the rest is complete"
 		case err != nil:
 			out[i].Error = err.Error()

@@ -208,7 +208,7 @@ func TestStatusAsViewer(t *testing.T) {
 	}
 	for _, want := range []string{
 		"(not shown: Secrets: you may not list secrets in ns)",
-		"crawlers: not shown: you may not get services/proxy on m-api in ns (403 Forbidden",
+		"crawlers: not shown: you may not use services/proxy on m-api in ns (403 Forbidden",
 		"Deployment/m-api", "m-api-abc", "next:",
 	} {
 		if !strings.Contains(stdout, want) {

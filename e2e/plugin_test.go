@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,8 +215,70 @@ func TestPlugin(t *testing.T) {
 	if code, _, stderr := runPlugin(t, bin, editor, "check", "-A"); code != 2 || !strings.Contains(stderr, "forbidden") {
 		t.Errorf("check -A as an editor of one namespace: exit %d\n%s", code, stderr)
 	}
+	// As the README runs them: kubectl finds the plugin on PATH. check -A
+	// reads every namespace, where other tests' Monocles may be held (1).
+	admin := adminKubeconfig(t, "plugin-admin")
+	for _, c := range []struct {
+		line  string
+		codes []int
+		want  string
+	}{
+		{"kubectl monocle status m -n " + ns, []int{0}, "Deployment/m-api"},
+		{"kubectl monocle check -A", []int{0, 1}, "Monocles checked: "},
+	} {
+		cmd := exec.Command("sh", "-c", c.line)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+admin, "PATH="+filepath.Dir(bin)+":"+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: exit %d\n%s", c.line, code, out)
+		if !slices.Contains(c.codes, code) || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: exit %d, want one of %v, and %q in:\n%s", c.line, code, c.codes, c.want, out)
+		}
+	}
 	// check as a viewer, who may not read Secrets: 2, and why.
 	if code, _, stderr := runPlugin(t, bin, viewer, "check", "-n", ns); code != 2 || !strings.Contains(stderr, "the namespace's edit role") {
 		t.Errorf("check as a viewer: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestPluginCheckMemory: check on a namespace of 50 MiB of ConfigMaps no
+// Monocle references peaks under 100 MiB (its maximum resident set, as
+// the kernel counts it for the process): it reads only what the Monocle
+// references. BENCHMARKS.md records the figure.
+func TestPluginCheckMemory(t *testing.T) {
+	ctx := context.Background()
+	bin := buildPlugin(t)
+	ns := createNamespace(t, nil)
+	const size, total = 900 << 10, 50 << 20
+	value := strings.Repeat("x", size)
+	n := 0
+	for written := 0; written < total; written += size {
+		if err := k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", n), Namespace: ns},
+			Data: map[string]string{"data": value}}); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	d := newDriver(t, ns)
+	d.createMonocle("m", map[string]any{})
+	d.converge("m")
+	kubeconfig := adminKubeconfig(t, "plugin-memory")
+
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "check", "-n", ns)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	maxRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("kubectl monocle check -n %s, beside %d ConfigMaps of %d KiB (%.1f MiB): max RSS %.1f MiB\n%s",
+		ns, n, size>>10, float64(n*size)/(1<<20), float64(maxRSS)/(1<<20), out)
+	if maxRSS >= 100<<20 {
+		t.Errorf("check peaked at %.1f MiB, not under 100 MiB", float64(maxRSS)/(1<<20))
 	}
 }

@@ -126,7 +126,7 @@ func decodeCommitInfo(answer []byte) (CommitInfo, error) {
 	case r.Error != nil:
 		// CommitGetUnknownIndex, CommitGetUnknownCrawler: the config the API
 		// runs is not the one read here.
-		return CommitInfo{}, fmt.Errorf("Monocle answered %s", *r.Error)
+		return CommitInfo{}, fmt.Errorf("get_commit_info answered %s", *r.Error)
 	case r.Entity == nil || r.Entity.LastCommitAt == nil:
 		return CommitInfo{}, fmt.Errorf("get_commit_info answered neither an entity with its last_commit_at nor an error: %s", cut(string(answer), 200))
 	}

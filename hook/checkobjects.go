@@ -1,0 +1,86 @@
+package hook
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+)
+
+// CheckObjects is Check on objects already read from the cluster (by
+// kubectl-monocle check): the Monocles, each as the API server returns it
+// in JSON, and the ConfigMaps and Secrets of their namespaces that they
+// reference or the hook generates for them (N-api, N-elastic). Any other
+// may be left out: Sync reads only those the spec names, so the answer is
+// Check's on the whole namespace.
+func CheckObjects(monocles []json.RawMessage, configMaps []*corev1.ConfigMap, secrets []*corev1.Secret, env Env) (Report, error) {
+	objs := &objects{monocles: monocles, related: map[string]*wire.Related{}}
+	for _, cm := range configMaps {
+		objs.in(cm.Namespace).ConfigMaps[cm.Namespace+"/"+cm.Name] = cm
+	}
+	for _, s := range secrets {
+		objs.in(s.Namespace).Secrets[s.Namespace+"/"+s.Name] = s
+	}
+	// The same loop as Check's, on objs.
+	rep := Report{Checked: len(objs.monocles)}
+	for _, monocle := range objs.monocles {
+		req, err := objs.request(monocle)
+		if err != nil {
+			return Report{}, err
+		}
+		md := req.Parent.Metadata
+		resp, err := Sync(req, env)
+		if err != nil {
+			rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, "BadObject", err.Error()})
+			continue
+		}
+		for _, c := range resp.Status.Conditions {
+			if c.Type == condition.ConditionSpecApplied && c.Status != "True" {
+				rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
+			}
+		}
+		secured := req.Children.Secrets[instance.For(md.Name).Elastic] != nil
+		rep.Rolls = append(rep.Rolls, rolls(monocle, md.Namespace, md.Name, resp.Status.URL, secured)...)
+	}
+	slices.SortFunc(rep.Refusals, func(a, b Refusal) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(rep.Rolls, func(a, b Roll) int { return strings.Compare(a.String(), b.String()) })
+	return rep, nil
+}
+
+// References are the names of the ConfigMaps and Secrets of its namespace
+// that a sync of the Monocle (its JSON, as the API server returns it)
+// reads: those the hook generates for it (N-api, N-elastic) and those its
+// spec names, as Customize asks Metacontroller for them.
+func References(monocle json.RawMessage) (configMaps, secrets []string, err error) {
+	var parent wire.Parent
+	if err := json.Unmarshal(monocle, &parent); err != nil {
+		return nil, nil, fmt.Errorf("reading the Monocle: %w", err)
+	}
+	n := instance.For(parent.Metadata.Name)
+	configMaps, secrets = []string{n.API}, []string{n.API, n.Elastic}
+	resp, err := Customize(&wire.CustomizeRequest{Parent: &parent})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, rule := range resp.RelatedResources {
+		for _, name := range rule.Names {
+			switch rule.Resource {
+			case "configmaps":
+				if !slices.Contains(configMaps, name) {
+					configMaps = append(configMaps, name)
+				}
+			case "secrets":
+				if !slices.Contains(secrets, name) {
+					secrets = append(secrets, name)
+				}
+			}
+		}
+	}
+	return configMaps, secrets, nil
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/change-metrics/monocle-hook/hook"
+)
+
+func newCheck(o *options) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "check [-A | -n NAMESPACE] [NAME]",
+		Short: "List the Monocles this version of monocle-hook would not apply in full, and why",
+		Long: `The upgrade gate of monocle-hook check, reading the cluster itself: each Monocle (NAME, those of
+the namespace, or with -A of every namespace) is answered as this version's /sync would, with
+only the ConfigMaps and Secrets it references or the hook generates for it (N-api, N-elastic),
+each read by name. It prints the Monocles that would not apply in full and why, those an
+upgrade would roll, and a summary line.
+
+Needs get on monocles, configmaps and secrets (the namespace's edit role), and list on
+monocles (cluster-wide for -A).
+
+Exit codes: 0 every Monocle applies in full; 1 one would not; 2 a usage error, no Monocle
+found, or the cluster could not be read.`,
+		Example: `  kubectl monocle check -A
+  kubectl monocle check -n monocle my-monocle`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) > 1:
+				return usageError{fmt.Errorf("check takes at most one Monocle's name, got %d arguments", len(args))}
+			case len(args) == 1 && all:
+				return usageError{errors.New("check: a name and -A: give one or the other")}
+			}
+			return nil
+		},
+		ValidArgsFunction: completeMonocles(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			if all {
+				ns = ""
+			}
+			c, err := o.clients(ns)
+			if err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			env := hook.Env{Now: time.Now, Rand: rand.Reader, Context: cmd.Context()}
+			rep, err := checkCluster(cmd.Context(), c, ns, name, env)
+			if err != nil {
+				return err
+			}
+			return printReport(cmd.OutOrStdout(), rep)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "check the Monocles of every namespace")
+	return cmd
+}
+
+// checkPage is how many Monocles one list request reads.
+const checkPage = 50
+
+// checkCluster answers each Monocle of namespace ns ("": every namespace),
+// or the one named name, with the ConfigMaps and Secrets it references,
+// one Monocle at a time: what it holds is bounded by what one Monocle
+// references (and a page of Monocles), not by what the namespace holds.
+func checkCluster(ctx context.Context, c *clients, ns, name string, env hook.Env) (hook.Report, error) {
+	var rep hook.Report
+	checkOne := func(m *unstructured.Unstructured) error {
+		r, err := checkMonocle(ctx, c, m, env)
+		if err != nil {
+			return err
+		}
+		rep.Checked += r.Checked
+		rep.Refusals = append(rep.Refusals, r.Refusals...)
+		rep.Rolls = append(rep.Rolls, r.Rolls...)
+		return nil
+	}
+	monocles := c.dyn.Resource(monocleGVR).Namespace(ns)
+	if name != "" {
+		m, err := monocles.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return rep, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+		}
+		if err := checkOne(m); err != nil {
+			return rep, err
+		}
+	} else {
+		opts := metav1.ListOptions{Limit: checkPage}
+		for {
+			list, err := monocles.List(ctx, opts)
+			if err != nil {
+				return rep, fmt.Errorf("listing Monocles%s: %w", in(ns), err)
+			}
+			for i := range list.Items {
+				if err := checkOne(&list.Items[i]); err != nil {
+					return rep, err
+				}
+			}
+			if opts.Continue = list.GetContinue(); opts.Continue == "" {
+				break
+			}
+		}
+	}
+	if rep.Checked == 0 {
+		// A gate that passes on nothing passes a wrong namespace or context.
+		return rep, fmt.Errorf("no Monocle%s", in(ns))
+	}
+	// As hook.Check sorts them.
+	slices.SortFunc(rep.Refusals, func(a, b hook.Refusal) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(rep.Rolls, func(a, b hook.Roll) int { return strings.Compare(a.String(), b.String()) })
+	return rep, nil
+}
+
+func in(ns string) string {
+	if ns == "" {
+		return " in any namespace"
+	}
+	return " in namespace " + ns
+}
+
+// checkMonocle reads what one Monocle references, each by name, and
+// answers it.
+func checkMonocle(ctx context.Context, c *clients, m *unstructured.Unstructured, env hook.Env) (hook.Report, error) {
+	raw, err := json.Marshal(m.Object)
+	if err != nil {
+		return hook.Report{}, err
+	}
+	cmNames, secretNames, err := hook.References(raw)
+	if err != nil {
+		return hook.Report{}, err
+	}
+	ns := m.GetNamespace()
+	var cms []*corev1.ConfigMap
+	for _, n := range cmNames {
+		cm := new(corev1.ConfigMap)
+		if ok, err := getInto(ctx, c, cmGVR.Resource, ns, n, cm); err != nil {
+			return hook.Report{}, err
+		} else if ok {
+			cms = append(cms, cm)
+		}
+	}
+	var secrets []*corev1.Secret
+	for _, n := range secretNames {
+		s := new(corev1.Secret)
+		if ok, err := getInto(ctx, c, secretGVR.Resource, ns, n, s); err != nil {
+			return hook.Report{}, err
+		} else if ok {
+			secrets = append(secrets, s)
+		}
+	}
+	return hook.CheckObjects([]json.RawMessage{raw}, cms, secrets, env)
+}
+
+// getInto reads the ConfigMap or Secret ns/name into obj: false when it is
+// not there.
+func getInto(ctx context.Context, c *clients, resource, ns, name string, obj any) (bool, error) {
+	gvr := cmGVR
+	if resource == secretGVR.Resource {
+		gvr = secretGVR
+	}
+	u, err := c.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case apierrors.IsForbidden(err):
+		return false, fmt.Errorf("reading %s %s/%s: %w (check needs get on configmaps and secrets: the namespace's edit role)", resource, ns, name, err)
+	case err != nil:
+		return false, fmt.Errorf("reading %s %s/%s: %w", resource, ns, name, err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return false, fmt.Errorf("reading %s %s/%s: %w", resource, ns, name, err)
+	}
+	return true, nil
+}
+
+// printReport prints the report as monocle-hook check does; errRefused
+// when a Monocle would not apply in full.
+func printReport(w io.Writer, rep hook.Report) error {
+	for _, r := range rep.Refusals {
+		fmt.Fprintln(w, r)
+	}
+	rolling := map[string]bool{}
+	for _, r := range rep.Rolls {
+		fmt.Fprintln(w, r)
+		rolling[r.Namespace+"/"+r.Name] = true
+	}
+	fmt.Fprintf(w, "Monocles checked: %d; applied in full: %d; not: %d; rolled: %d\n",
+		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
+	if len(rep.Refusals) > 0 {
+		return errRefused
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeMonocle is Monocle 1.11.2's API as far as status asks it:
+// POST /api/2/crawler/get_commit_info (src/Monocle/Servant/HTTP.hs), a
+// CommitInfoRequest in, a CommitInfoResponse out, in Monocle's JSON
+// (codegen/Monocle/Protob/Crawler.hs). commits holds the oldest entity of
+// each workspace/crawler; a crawler of the config with none is answered
+// CommitGetNoEntity, one of no workspace CommitGetUnknownIndex.
+type fakeMonocle struct {
+	t       *testing.T
+	commits map[string]string // workspace/crawler -> RFC 3339 date
+	status  int               // answer this status instead, when set
+	mu      sync.Mutex
+	asked   []string
+}
+
+func (f *fakeMonocle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/api/2/crawler/get_commit_info" {
+		http.NotFound(w, r)
+		return
+	}
+	if f.status != 0 {
+		http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`, f.status)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		f.t.Errorf("Content-Type %q", ct)
+	}
+	var req struct {
+		Index   string `json:"index"`
+		Crawler string `json:"crawler"`
+		Entity  string `json:"entity"`
+		Offset  *int   `json:"offset"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Offset == nil || req.Entity != EntityProject {
+		// Monocle's parser needs every field (FromJSONPB CommitInfoRequest).
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.asked = append(f.asked, req.Index+"/"+req.Crawler)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	date, ok := f.commits[req.Index+"/"+req.Crawler]
+	switch {
+	case strings.HasPrefix(req.Index, "unknown"):
+		w.Write([]byte(`{"error":"CommitGetUnknownIndex"}`))
+	case !ok:
+		w.Write([]byte(`{"error":"CommitGetNoEntity"}`))
+	default:
+		w.Write([]byte(`{"entity":{"entity":{"project_name":"org/` + req.Crawler + `"},"last_commit_at":"` + date + `"}}`))
+	}
+}
+
+func (f *fakeMonocle) start() *MonocleAPI {
+	srv := httptest.NewServer(f)
+	f.t.Cleanup(srv.Close)
+	return &MonocleAPI{Client: srv.Client(), BaseURL: srv.URL}
+}
+
+func TestCommitInfo(t *testing.T) {
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github": "2026-11-30T10:00:00Z"}}
+	api := f.start()
+	ctx := context.Background()
+	got, err := api.CommitInfo(ctx, "ws", "github", EntityProject)
+	want := CommitInfo{Entity: "project_name: org/github", LastCommitAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	if err != nil || got != want {
+		t.Errorf("CommitInfo: %+v %v, want %+v", got, err, want)
+	}
+	if got, err := api.CommitInfo(ctx, "ws", "gerrit", EntityProject); err != nil || !got.NoEntity {
+		t.Errorf("no entity: %+v %v", got, err)
+	}
+	if _, err := api.CommitInfo(ctx, "unknown", "gerrit", EntityProject); err == nil || !strings.Contains(err.Error(), "CommitGetUnknownIndex") {
+		t.Errorf("unknown workspace: %v", err)
+	}
+	f.status = http.StatusForbidden
+	if _, err := api.CommitInfo(ctx, "ws", "github", EntityProject); !Forbidden(err) {
+		t.Errorf("403: %v", err)
+	}
+	f.status = http.StatusServiceUnavailable
+	if _, err := api.CommitInfo(ctx, "ws", "github", EntityProject); err == nil || Forbidden(err) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("503: %v", err)
+	}
+}
+
+func TestDecodeCommitInfo(t *testing.T) {
+	for _, bad := range []string{`[`, `{}`, `{"entity":{"entity":{"project_name":"p"}}}`} {
+		if _, err := decodeCommitInfo([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	got, err := decodeCommitInfo([]byte(`{"entity":{"entity":{"organization_name":"o"},"last_commit_at":"2026-01-02T03:04:05.123Z"}}`))
+	if err != nil || got.Entity != "organization_name: o" || got.LastCommitAt.Nanosecond() != 123000000 {
+		t.Errorf("%+v %v", got, err)
+	}
+}
+
+// The proxy path itself is the API server's: only its address is checked
+// here (the e2e suite runs it against a real API server, where no pod
+// answers behind it).
+func TestServiceProxyURL(t *testing.T) {
+	got := ServiceProxyURL("https://10.0.0.1:6443/", "ns", "m-api")
+	if want := "https://10.0.0.1:6443/api/v1/namespaces/ns/services/m-api:http/proxy"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+}

@@ -1,0 +1,164 @@
+// kubectl-monocle is a kubectl plugin for Monocles (`kubectl monocle ...`):
+// status says how one is doing, check is the upgrade gate of
+// `monocle-hook check`, reading the cluster itself. It reads the cluster
+// with the user's own kubeconfig and rights, and writes nothing.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
+)
+
+// version is stamped with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))
+}
+
+// errRefused: check found a Monocle that would not apply in full (exit 1),
+// and said so on stdout.
+var errRefused = errors.New("a Monocle would not apply in full")
+
+// usageError is a wrong flag or argument (exit 2, as any failure to read
+// the cluster).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// clients reach the cluster; tests give fakes.
+type clients struct {
+	dyn dynamic.Interface
+	// crawlers is Monocle's API of the Service name in namespace, through
+	// the API server's service proxy.
+	crawlers func(namespace, service string) CrawlerAPI
+}
+
+// run runs the command args and gives its exit code: 0 done (or --help),
+// 1 check found a Monocle that would not apply in full, 2 a usage error or
+// a failure to read the cluster. connect, when not nil, replaces the
+// clients the kubeconfig flags give (tests).
+func run(args []string, stdout, stderr io.Writer, connect func(namespace string) (*clients, error)) int {
+	root := newRoot(stdout, stderr, connect)
+	root.SetArgs(args)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errRefused):
+		return 1
+	}
+	fmt.Fprintln(stderr, "kubectl monocle:", printable.Escape(err.Error()))
+	var u usageError
+	if errors.As(err, &u) {
+		fmt.Fprintln(stderr, "See 'kubectl monocle --help'.")
+	}
+	return 2
+}
+
+// options are what every command shares: the kubeconfig flags and how to
+// connect.
+type options struct {
+	flags   *genericclioptions.ConfigFlags
+	connect func(namespace string) (*clients, error)
+}
+
+// namespace is -n, else the kubeconfig context's, else default.
+func (o *options) namespace() (string, error) {
+	ns, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
+func (o *options) clients(namespace string) (*clients, error) {
+	if o.connect != nil {
+		return o.connect(namespace)
+	}
+	cfg, err := o.flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "kubectl-monocle/" + version
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{dyn: dyn, crawlers: func(namespace, service string) CrawlerAPI {
+		return &MonocleAPI{Client: httpClient, BaseURL: ServiceProxyURL(cfg.Host, namespace, service)}
+	}}, nil
+}
+
+func newRoot(stdout, stderr io.Writer, connect func(namespace string) (*clients, error)) *cobra.Command {
+	o := &options{flags: genericclioptions.NewConfigFlags(true), connect: connect}
+	root := &cobra.Command{
+		Use:   "kubectl-monocle",
+		Short: "Monocles' status and upgrade check, from the cluster",
+		Long: `kubectl monocle: how a Monocle is doing, and which Monocles an upgrade of monocle-hook would hold.
+It reads the cluster with your kubeconfig and your rights, and writes nothing.
+
+Exit codes: 0 done; 1 check found a Monocle that would not apply in full;
+2 a usage error, or the cluster could not be read.`,
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl monocle"},
+		Version:           version,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Args:              noArgs,
+		RunE:              func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	o.flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(newStatus(o), newCheck(o))
+	return root
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+	}
+	return nil
+}
+
+// completeMonocles completes a Monocle's name in the namespace.
+func completeMonocles(o *options) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ns, err := o.namespace()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		c, err := o.clients(ns)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		list, err := c.dyn.Resource(monocleGVR).Namespace(ns).List(cmd.Context(), listOptions(""))
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var names []cobra.Completion
+		for _, m := range list.Items {
+			names = append(names, m.GetName())
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}

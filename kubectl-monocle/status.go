@@ -1,0 +1,579 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
+	"github.com/change-metrics/monocle-hook/internal/printable"
+)
+
+var (
+	monocleGVR = schema.GroupVersionResource{Group: hook.Group, Version: hook.Version, Resource: "monocles"}
+	podGVR     = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	cmGVR      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// Status is what status prints, and -o json|yaml writes.
+type Status struct {
+	Namespace          string `json:"namespace"`
+	Name               string `json:"name"`
+	Generation         int64  `json:"generation"`
+	ObservedGeneration int64  `json:"observedGeneration"`
+	URL                string `json:"url,omitempty"`
+	// Conditions with what each means.
+	Conditions []Condition `json:"conditions"`
+	// Children of the kinds the hook makes (hook/wire.ChildKinds),
+	// labelled app.kubernetes.io/instance=N.
+	Children []Child `json:"children"`
+	// NotShown says which kinds of child could not be read, and why.
+	NotShown []string `json:"notShown,omitempty"`
+	Pods     []Pod    `json:"pods"`
+	// Images are those observed running (status.versions).
+	Images    *v1alpha1.Versions      `json:"images,omitempty"`
+	Storage   *v1alpha1.StorageStatus `json:"storage,omitempty"`
+	Snapshots *Snapshots              `json:"snapshots,omitempty"`
+	// Crawlers: each crawler's commit per workspace, from Monocle's API.
+	Crawlers []Crawler `json:"crawlers,omitempty"`
+	// CrawlersNote says why Crawlers is missing or partial.
+	CrawlersNote string `json:"crawlersNote,omitempty"`
+}
+
+type Condition struct {
+	Type               string      `json:"type"`
+	Status             string      `json:"status"`
+	Reason             string      `json:"reason"`
+	Message            string      `json:"message"`
+	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+	Meaning            string      `json:"meaning"`
+}
+
+type Child struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Ready: "yes", "no", or "-" for a kind that has no readiness.
+	Ready  string `json:"ready"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type Pod struct {
+	Name     string `json:"name"`
+	Phase    string `json:"phase"`
+	Ready    string `json:"ready"` // ready containers / containers
+	Restarts int32  `json:"restarts"`
+}
+
+type Snapshots struct {
+	Schedule  string `json:"schedule,omitempty"`
+	TimeZone  string `json:"timeZone,omitempty"`
+	Suspended bool   `json:"suspended,omitempty"`
+	// Last is when the last run was scheduled; LastSuccessful when the
+	// last one succeeded (the CronJob's status, copied into the Monocle's).
+	Last           *metav1.Time `json:"lastScheduleTime,omitempty"`
+	LastSuccessful *metav1.Time `json:"lastSuccessfulTime,omitempty"`
+	// Next is when the schedule runs next, from now.
+	Next   *metav1.Time `json:"next,omitempty"`
+	Claim  string       `json:"claim,omitempty"`
+	Volume string       `json:"capacity,omitempty"`
+}
+
+type Crawler struct {
+	Workspace string `json:"workspace"`
+	Crawler   string `json:"crawler"`
+	// OldestEntity is the project it updates next, and LastCommitAt the
+	// date up to which it has crawled it (and so every other).
+	OldestEntity string     `json:"oldestEntity,omitempty"`
+	LastCommitAt *time.Time `json:"lastCommitAt,omitempty"`
+	Error        string     `json:"error,omitempty"`
+}
+
+func newStatus(o *options) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "How a Monocle is doing, on one screen",
+		Long: `How the Monocle NAME of the namespace is doing: its conditions and what they mean, each child
+and its readiness, the pods and their restarts, the images running, the storage, the last
+snapshot and the next, and each crawler's commit per workspace, asked of Monocle's own API
+through the API server's service proxy (this needs get on services/proxy, which the built-in
+view role has not: without it, that part is left out and a line says why).
+Reads only the Monocle's namespace.`,
+		Example: `  kubectl monocle status my-monocle -n monocle
+  kubectl monocle status my-monocle -o json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("status takes one Monocle's name, got %d arguments", len(args))}
+			}
+			if output != "" && output != "json" && output != "yaml" {
+				return usageError{fmt.Errorf("-o %q: json or yaml", output)}
+			}
+			return nil
+		},
+		ValidArgsFunction: completeMonocles(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			c, err := o.clients(ns)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			st, err := readStatus(ctx, c, ns, args[0], time.Now())
+			if err != nil {
+				return err
+			}
+			return printStatus(cmd.OutOrStdout(), st, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the status as a struct, for scripts (default: text)")
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func listOptions(selector string) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: selector}
+}
+
+// readStatus reads the Monocle name of namespace ns and what it runs.
+func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time) (*Status, error) {
+	u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+	}
+	var m v1alpha1.Monocle
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err != nil {
+		return nil, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+	}
+	st := &Status{Namespace: ns, Name: name, Generation: m.Generation, ObservedGeneration: m.Status.ObservedGeneration,
+		URL: m.Status.URL, Images: m.Status.Versions, Storage: m.Status.Storage, Conditions: []Condition{}, Children: []Child{}, Pods: []Pod{}}
+	for _, cond := range m.Status.Conditions {
+		st.Conditions = append(st.Conditions, Condition{cond.Type, string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime, meaning(cond)})
+	}
+	selector := "app.kubernetes.io/instance=" + name
+	var apiDeployment *appsv1.Deployment
+	var cronJob *batchv1.CronJob
+	for _, k := range wire.ChildKinds {
+		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
+		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, listOptions(selector))
+		switch {
+		case apierrors.IsForbidden(err):
+			st.NotShown = append(st.NotShown, fmt.Sprintf("%ss: you may not list %s in %s", k.Kind, k.Resource, ns))
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("listing %s in %s: %w", k.Resource, ns, err)
+		}
+		for i := range list.Items {
+			child, obj := describe(k.Kind, &list.Items[i], now)
+			st.Children = append(st.Children, child)
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				if o.Name == instance.For(name).API {
+					apiDeployment = o
+				}
+			case *batchv1.CronJob:
+				if o.Name == instance.For(name).Snapshots {
+					cronJob = o
+				}
+			}
+		}
+	}
+	pods, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(selector))
+	switch {
+	case apierrors.IsForbidden(err):
+		st.NotShown = append(st.NotShown, fmt.Sprintf("Pods: you may not list pods in %s", ns))
+	case err != nil:
+		return nil, fmt.Errorf("listing pods in %s: %w", ns, err)
+	default:
+		for i := range pods.Items {
+			var p corev1.Pod
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(pods.Items[i].Object, &p) != nil {
+				continue
+			}
+			st.Pods = append(st.Pods, podLine(&p))
+		}
+	}
+	slices.SortFunc(st.Pods, func(a, b Pod) int { return strings.Compare(a.Name, b.Name) })
+	st.Snapshots = snapshots(m.Status.Snapshots, cronJob, now)
+	st.Crawlers, st.CrawlersNote = crawlers(ctx, c, ns, name, apiDeployment)
+	return st, nil
+}
+
+// meaning is a line on what a condition says.
+func meaning(c metav1.Condition) string {
+	t, s := c.Type, string(c.Status)
+	switch t + "=" + s {
+	case condition.ConditionReady + "=True":
+		return "Elasticsearch, the API and the crawler are ready"
+	case condition.ConditionReady + "=False":
+		return "a component is not ready yet, or has stopped being ready: see the children and pods below"
+	case condition.ConditionProgressing + "=True":
+		return "a component is being created or rolled out"
+	case condition.ConditionProgressing + "=False":
+		return "nothing is rolling out"
+	case condition.ConditionSpecApplied + "=True":
+		return "every field of the spec is in effect"
+	case condition.ConditionSpecApplied + "=False":
+		if c.Reason == condition.ReasonInvalidSpec {
+			return "nothing of the spec applies: every child is held as last applied until the spec is fixed"
+		}
+		return "the field the message names is held as last applied (a running Monocle serves it meanwhile); the rest of the spec applies"
+	case condition.ConditionIdentsUpdated + "=True":
+		return "update-idents ran for the config's current idents"
+	case condition.ConditionIdentsUpdated + "=False":
+		return "update-idents has not yet run, or failed, for the config's current idents"
+	case condition.ConditionIdentsUpdated + "=Unknown":
+		return "update-idents is running for the config's current idents, or there is nothing to judge yet"
+	case condition.ConditionSnapshotsHealthy + "=True":
+		return "a snapshot succeeded since the second-to-last time scheduled"
+	case condition.ConditionSnapshotsHealthy + "=False":
+		return "no snapshot succeeded since the second-to-last time scheduled: see the snapshot Jobs' logs"
+	case condition.ConditionSnapshotsHealthy + "=Unknown":
+		return "nothing to judge: snapshots are off or suspended, or the spec is not applied"
+	}
+	if s == "Unknown" {
+		return "the hook cannot tell yet: see the message"
+	}
+	return "status " + s + " of " + t
+}
+
+// describe is a child's line, and the child typed when it is a kind status
+// reads more of.
+func describe(kind string, u *unstructured.Unstructured, now time.Time) (Child, any) {
+	child := Child{Kind: kind, Name: u.GetName(), Ready: "-"}
+	if u.GetDeletionTimestamp() != nil {
+		child.Detail = "being deleted"
+	}
+	switch kind {
+	case "StatefulSet":
+		var s appsv1.StatefulSet
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &s) == nil {
+			child.Ready = yesNo(condition.StatefulSetReady(&s))
+			child.Detail = fmt.Sprintf("%d/%d ready, %d updated", s.Status.ReadyReplicas, deref(s.Spec.Replicas, 1), s.Status.UpdatedReplicas)
+			return child, &s
+		}
+	case "Deployment":
+		var d appsv1.Deployment
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d) == nil {
+			child.Ready = yesNo(condition.DeploymentReady(&d))
+			child.Detail = fmt.Sprintf("%d/%d available, %d updated", d.Status.AvailableReplicas, deref(d.Spec.Replicas, 1), d.Status.UpdatedReplicas)
+			return child, &d
+		}
+	case "Job":
+		var j batchv1.Job
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &j) == nil {
+			switch {
+			case condition.JobCondition(&j, batchv1.JobComplete):
+				child.Ready, child.Detail = "yes", "complete"
+			case condition.JobCondition(&j, batchv1.JobFailed):
+				child.Ready, child.Detail = "no", "failed"
+			default:
+				child.Ready, child.Detail = "no", fmt.Sprintf("not finished: %d pods active, %d failed", j.Status.Active, j.Status.Failed)
+			}
+			return child, &j
+		}
+	case "CronJob":
+		var cj batchv1.CronJob
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cj) == nil {
+			child.Detail = "schedule " + cj.Spec.Schedule
+			if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+				child.Detail += ", suspended"
+			}
+			return child, &cj
+		}
+	case "PodDisruptionBudget":
+		var pdb policyv1.PodDisruptionBudget
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pdb) == nil {
+			child.Detail = fmt.Sprintf("%d/%d healthy, %d disruptions allowed", pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, pdb.Status.DisruptionsAllowed)
+			return child, &pdb
+		}
+	case "Ingress":
+		ing, _, _ := unstructured.NestedSlice(u.Object, "status", "loadBalancer", "ingress")
+		child.Ready = yesNo(len(ing) > 0)
+		if len(ing) == 0 {
+			child.Detail = "no address yet"
+		}
+	}
+	return child, nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func deref(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func podLine(p *corev1.Pod) Pod {
+	line := Pod{Name: p.Name, Phase: string(p.Status.Phase)}
+	if p.DeletionTimestamp != nil {
+		line.Phase = "Terminating"
+	}
+	ready := 0
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Ready {
+			ready++
+		}
+		line.Restarts += cs.RestartCount
+	}
+	line.Ready = fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
+	return line
+}
+
+// snapshots is the snapshot volume and runs, from the Monocle's status and
+// its CronJob (nil without either).
+func snapshots(s *v1alpha1.SnapshotsStatus, cj *batchv1.CronJob, now time.Time) *Snapshots {
+	if s == nil && cj == nil {
+		return nil
+	}
+	out := &Snapshots{}
+	if s != nil {
+		out.Claim, out.Volume, out.Last, out.LastSuccessful = s.Claim, s.Capacity, s.LastScheduleTime, s.LastSuccessfulTime
+	}
+	if cj != nil {
+		out.Schedule, out.TimeZone = cj.Spec.Schedule, deref0(cj.Spec.TimeZone)
+		out.Suspended = cj.Spec.Suspend != nil && *cj.Spec.Suspend
+		// The CronJob's own status is the newest.
+		out.Last = cmp.Or(cj.Status.LastScheduleTime, out.Last)
+		out.LastSuccessful = cmp.Or(cj.Status.LastSuccessfulTime, out.LastSuccessful)
+		if sched, err := scheduleIn(cj.Spec.Schedule, out.TimeZone); err == nil && !out.Suspended {
+			next := metav1.NewTime(sched.Next(now).UTC())
+			out.Next = &next
+		}
+	}
+	return out
+}
+
+func deref0(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// scheduleIn reads a CronJob's schedule in its time zone as the CronJob
+// controller does (UTC without one, as the hook assumes).
+func scheduleIn(schedule, timeZone string) (sched cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sched, err = nil, fmt.Errorf("invalid schedule %q", schedule)
+		}
+	}()
+	if strings.Contains(schedule, "TZ") {
+		return cron.ParseStandard(schedule)
+	}
+	return cron.ParseStandard("TZ=" + cmp.Or(timeZone, "UTC") + " " + schedule)
+}
+
+// maxCrawlers bounds the crawlers asked about.
+const maxCrawlers = 50
+
+// crawlers asks Monocle's API, through the service proxy, for each
+// crawler's commit per workspace of the config the API mounts.
+func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Deployment) ([]Crawler, string) {
+	if api == nil {
+		return nil, "crawlers: no API Deployment " + instance.For(name).API + " to ask"
+	}
+	mounted := ""
+	for _, v := range api.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && strings.HasPrefix(v.ConfigMap.Name, instance.For(name).MountedConfigPrefix()) {
+			mounted = v.ConfigMap.Name
+		}
+	}
+	if mounted == "" {
+		return nil, "crawlers: the API mounts no config yet"
+	}
+	u, err := c.dyn.Resource(cmGVR).Namespace(ns).Get(ctx, mounted, metav1.GetOptions{})
+	if err != nil {
+		return nil, "crawlers: reading the API's config " + mounted + ": " + err.Error()
+	}
+	data, _, _ := unstructured.NestedString(u.Object, "data", instance.ConfigFile)
+	cfg, err := monocleconfig.Parse([]byte(data), nil)
+	if err != nil {
+		return nil, "crawlers: the API's config " + mounted + " does not parse: " + err.Error()
+	}
+	var out []Crawler
+	note := ""
+	for _, ws := range cfg.Workspaces {
+		for _, cr := range ws.Crawlers {
+			if len(out) == maxCrawlers {
+				return out, fmt.Sprintf("crawlers: only the first %d are shown", maxCrawlers)
+			}
+			out = append(out, Crawler{Workspace: ws.Name, Crawler: cr})
+		}
+	}
+	if len(out) == 0 {
+		return nil, "crawlers: the config names none"
+	}
+	if c.crawlers == nil {
+		return nil, "crawlers: no way to reach Monocle's API"
+	}
+	apiClient := c.crawlers(ns, APIService(name))
+	for i := range out {
+		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, EntityProject)
+		switch {
+		case Forbidden(err):
+			// The same for every crawler: one line says why.
+			return nil, "crawlers: not shown: you may not use services/proxy on " + APIService(name) +
+				" in " + ns + " (403 Forbidden; the built-in view role has no services/proxy): the rest is complete"
+		case err != nil:
+			out[i].Error = err.Error()
+			note = "crawlers: Monocle's API, through the API server's service proxy, did not answer for every crawler"
+		case info.NoEntity:
+			out[i].Error = "no project crawled yet"
+		default:
+			out[i].OldestEntity = info.Entity
+			t := info.LastCommitAt
+			out[i].LastCommitAt = &t
+		}
+	}
+	return out, note
+}
+
+func printStatus(w io.Writer, st *Status, output string) error {
+	switch output {
+	case "json":
+		b, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(st)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	// Every value read from the cluster is shown as text, escaped.
+	e := printable.Escape
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Monocle %s/%s (generation %d, observed %d)\n", e(st.Namespace), e(st.Name), st.Generation, st.ObservedGeneration)
+	if st.URL != "" {
+		fmt.Fprintf(tw, "URL: %s\n", e(st.URL))
+	}
+	fmt.Fprintln(tw, "\nCONDITION\tSTATUS\tREASON\tMEANING")
+	if len(st.Conditions) == 0 {
+		fmt.Fprintln(tw, "(none yet: the hook has not synced it)")
+	}
+	for _, c := range st.Conditions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Type), e(c.Status), e(c.Reason), c.Meaning)
+		if c.Message != "" {
+			fmt.Fprintf(tw, "\t\t\t%s\n", e(cut(c.Message, 300)))
+		}
+	}
+	fmt.Fprintln(tw, "\nCHILD\tREADY\tDETAIL")
+	if len(st.Children) == 0 {
+		fmt.Fprintln(tw, "(none yet)")
+	}
+	for _, c := range st.Children {
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", c.Kind, e(c.Name), c.Ready, e(c.Detail))
+	}
+	for _, n := range st.NotShown {
+		fmt.Fprintf(tw, "(not shown: %s)\n", n)
+	}
+	fmt.Fprintln(tw, "\nPOD\tPHASE\tREADY\tRESTARTS")
+	if len(st.Pods) == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	for _, p := range st.Pods {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", e(p.Name), e(p.Phase), p.Ready, p.Restarts)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	line := func(key, format string, args ...any) {
+		fmt.Fprintf(w, "%-16s"+format+"\n", append([]any{key}, args...)...)
+	}
+	if st.Images != nil {
+		line("Images running:", "Monocle %s, Elasticsearch %s", e(orNone(st.Images.Monocle)), e(orNone(st.Images.Elasticsearch)))
+	} else {
+		line("Images running:", "none observed yet")
+	}
+	if s := st.Storage; s != nil {
+		line("Storage:", "%s, requested %s, capacity %s", e(orNone(s.Claim)), e(orNone(s.Requested)), e(orNone(s.Capacity)))
+	} else {
+		line("Storage:", "none observed (an external Elasticsearch, or no volume yet)")
+	}
+	if s := st.Snapshots; s != nil {
+		next := timeOr(s.Next)
+		if s.Suspended {
+			next = "none: suspended"
+		}
+		line("Snapshots:", "schedule %s%s, volume %s %s", e(orNone(s.Schedule)), tz(s.TimeZone), e(orNone(s.Claim)), e(s.Volume))
+		line("  last:", "%s (last successful: %s)", timeOr(s.Last), timeOr(s.LastSuccessful))
+		line("  next:", "%s", next)
+	} else {
+		line("Snapshots:", "off")
+	}
+	if len(st.Crawlers) > 0 {
+		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tLAST COMMIT\tOLDEST PROJECT")
+		for _, c := range st.Crawlers {
+			when := "-"
+			if c.LastCommitAt != nil {
+				when = c.LastCommitAt.Format(time.RFC3339)
+			}
+			detail := c.OldestEntity
+			if c.Error != "" {
+				detail = c.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), when, e(detail))
+		}
+	}
+	if st.CrawlersNote != "" {
+		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
+	}
+	return tw.Flush()
+}
+
+func orNone(s string) string { return cmp.Or(s, "(none)") }
+
+func tz(zone string) string {
+	if zone == "" {
+		return " (UTC)"
+	}
+	return " (" + zone + ")"
+}
+
+func timeOr(t *metav1.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

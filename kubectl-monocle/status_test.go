@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
+)
+
+// A converged Monocle m of namespace ns, and another Monocle's API beside
+// it, which status leaves out.
+const converged = `
+apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata: {name: m, namespace: ns, generation: 3}
+spec:
+  elasticsearch:
+    snapshots: {schedule: "0 3 * * *", keep: 7}
+status:
+  observedGeneration: 3
+  url: http://localhost:8090
+  versions: {monocle: "quay.io/change-metrics/monocle:1.11.2", elasticsearch: "docker.elastic.co/elasticsearch/elasticsearch:7.17.26"}
+  storage: {claim: data-m-elastic-0, requested: 10Gi, capacity: 10Gi}
+  snapshots: {claim: snapshots-m-elastic-0, capacity: 10Gi, lastScheduleTime: "2026-12-01T03:00:00Z", lastSuccessfulTime: "2026-12-01T03:00:40Z"}
+  conditions:
+  - {type: Ready, status: "False", reason: CrawlerNotReady, message: "the crawler is not ready", lastTransitionTime: "2026-12-01T00:00:00Z"}
+  - {type: SpecApplied, status: "True", reason: Applied, message: "", lastTransitionTime: "2026-12-01T00:00:00Z"}
+  - {type: SnapshotsHealthy, status: "True", reason: SnapshotSucceeded, message: "at 2026-12-01T03:00:40Z", lastTransitionTime: "2026-12-01T00:00:00Z"}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: m-elastic, namespace: ns, generation: 1, labels: {app.kubernetes.io/instance: m}}
+spec: {replicas: 1}
+status: {observedGeneration: 1, replicas: 1, readyReplicas: 1, updatedReplicas: 1}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m-api, namespace: ns, generation: 2, labels: {app.kubernetes.io/instance: m}}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers: [{name: api, image: x}]
+      volumes: [{name: config, configMap: {name: m-config-0123456789}}]
+status: {observedGeneration: 2, replicas: 1, availableReplicas: 1, updatedReplicas: 1, readyReplicas: 1}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m-crawler, namespace: ns, generation: 1, labels: {app.kubernetes.io/instance: m}}
+spec: {replicas: 1}
+status: {observedGeneration: 1, replicas: 1, updatedReplicas: 1}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: other-api, namespace: ns, labels: {app.kubernetes.io/instance: other}}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: m-snapshots, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec: {schedule: "0 3 * * *"}
+status: {lastScheduleTime: "2026-12-02T03:00:00Z", lastSuccessfulTime: "2026-12-02T03:00:30Z"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: m-update-idents-0123456789, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+status: {conditions: [{type: Complete, status: "True"}], succeeded: 1}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: m-api, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: m-config-0123456789, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+data:
+  config.yaml: |
+    workspaces:
+      - name: ws
+        crawlers:
+          - name: github
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+          - name: gerrit
+            update_since: "2024-01-01"
+            provider: {gerrit_url: "https://review.example.com", gerrit_repositories: [p]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: m-api-abc, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec: {containers: [{name: api, image: x}]}
+status: {phase: Running, containerStatuses: [{name: api, ready: true, restartCount: 3, image: x, imageID: ""}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: other-api-abc, namespace: ns, labels: {app.kubernetes.io/instance: other}}
+spec: {containers: [{name: api, image: x}]}
+`
+
+var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+func TestStatusConverged(t *testing.T) {
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github": "2026-11-30T10:00:00Z"}}
+	api := f.start()
+	var asked []string
+	c := &clients{dyn: fakeCluster(t, converged), crawlers: func(ns, svc string) CrawlerAPI {
+		asked = append(asked, ns+"/"+svc)
+		return api
+	}}
+	st, err := readStatus(context.Background(), c, "ns", "m", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(asked, ",") != "ns/m-api" {
+		t.Errorf("asked the API of %v", asked)
+	}
+	var out strings.Builder
+	if err := printStatus(&out, st, ""); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	t.Logf("\n%s", text)
+	for _, want := range []string{
+		"Monocle ns/m (generation 3, observed 3)",
+		"Ready             False   CrawlerNotReady    a component is not ready yet",
+		"a component is not ready yet",
+		"the crawler is not ready",
+		"every field of the spec is in effect",
+		"StatefulSet/m-elastic",
+		"Deployment/m-api",
+		"Deployment/m-crawler",
+		"Job/m-update-idents-0123456789",
+		"CronJob/m-snapshots",
+		"Secret/m-api",
+		"m-api-abc",
+		"quay.io/change-metrics/monocle:1.11.2",
+		"data-m-elastic-0",
+		"last:",
+		"2026-12-02T03:00:00Z",
+		"next:",
+		"2026-12-03T03:00:00Z",
+		"github",
+		"2026-11-30T10:00:00Z",
+		"project_name: org/github",
+		"no project crawled yet",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status does not show %q", want)
+		}
+	}
+	for _, not := range []string{"other-api"} {
+		if strings.Contains(text, not) {
+			t.Errorf("status shows %q, of another Monocle", not)
+		}
+	}
+	ready := map[string]string{}
+	for _, ch := range st.Children {
+		ready[ch.Kind+"/"+ch.Name] = ch.Ready
+	}
+	for k, want := range map[string]string{"StatefulSet/m-elastic": "yes", "Deployment/m-api": "yes", "Deployment/m-crawler": "no", "Job/m-update-idents-0123456789": "yes", "CronJob/m-snapshots": "-"} {
+		if ready[k] != want {
+			t.Errorf("%s ready %q, want %q", k, ready[k], want)
+		}
+	}
+	if len(st.Pods) != 1 || st.Pods[0].Restarts != 3 || st.Pods[0].Ready != "1/1" {
+		t.Errorf("pods %+v", st.Pods)
+	}
+
+	// -o json and -o yaml: the same struct.
+	for _, format := range []string{"json", "yaml"} {
+		var b strings.Builder
+		if err := printStatus(&b, st, format); err != nil {
+			t.Fatal(err)
+		}
+		var back Status
+		var err error
+		if format == "json" {
+			err = json.Unmarshal([]byte(b.String()), &back)
+		} else {
+			err = yaml.Unmarshal([]byte(b.String()), &back)
+		}
+		if err != nil || back.Name != "m" || len(back.Crawlers) != 2 || back.Snapshots.Next == nil || !back.Snapshots.Next.Time.Equal(time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)) {
+			t.Errorf("-o %s: %v\n%s", format, err, b.String())
+		}
+	}
+}
+
+// A viewer: no Secrets, no services/proxy. Everything else, and a line on
+// each part that is missing.
+func TestStatusAsViewer(t *testing.T) {
+	f := &fakeMonocle{t: t, status: http.StatusForbidden}
+	api := f.start()
+	dyn := fakeCluster(t, converged)
+	dyn.PrependReactor("list", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", nil)
+	})
+	c := &clients{dyn: dyn, crawlers: func(string, string) CrawlerAPI { return api }}
+	code, stdout, stderr := runWith(c, "status", "m", "-n", "ns")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"(not shown: Secrets: you may not list secrets in ns)",
+		"crawlers: not shown: you may not use services/proxy on m-api in ns (403 Forbidden",
+		"Deployment/m-api", "m-api-abc", "next:",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status does not show %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "WORKSPACE") {
+		t.Errorf("a table of crawlers with no answer:\n%s", stdout)
+	}
+}
+
+// A new Monocle: no status, no child yet.
+func TestStatusNew(t *testing.T) {
+	c := &clients{dyn: fakeCluster(t, `
+apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata: {name: m, namespace: ns, generation: 1}
+`)}
+	code, stdout, stderr := runWith(c, "status", "m", "-n", "ns", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var st Status
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Generation != 1 || st.ObservedGeneration != 0 || len(st.Children) != 0 || st.Snapshots != nil || !strings.Contains(st.CrawlersNote, "no API Deployment m-api") {
+		t.Errorf("%+v", st)
+	}
+	code, stdout, _ = runWith(c, "status", "m", "-n", "ns")
+	if code != 0 || !strings.Contains(stdout, "(none yet: the hook has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+}

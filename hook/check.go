@@ -54,6 +54,12 @@ func Check(data []byte, env Env) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	return objs.check(env)
+}
+
+// check answers every Monocle of objs as /sync would: Check's and
+// CheckObjects' report.
+func (objs *objects) check(env Env) (Report, error) {
 	rep := Report{Checked: len(objs.monocles)}
 	for _, monocle := range objs.monocles {
 		req, err := objs.request(monocle)

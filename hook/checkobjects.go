@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -27,30 +25,7 @@ func CheckObjects(monocles []json.RawMessage, configMaps []*corev1.ConfigMap, se
 	for _, s := range secrets {
 		objs.in(s.Namespace).Secrets[s.Namespace+"/"+s.Name] = s
 	}
-	// The same loop as Check's, on objs.
-	rep := Report{Checked: len(objs.monocles)}
-	for _, monocle := range objs.monocles {
-		req, err := objs.request(monocle)
-		if err != nil {
-			return Report{}, err
-		}
-		md := req.Parent.Metadata
-		resp, err := Sync(req, env)
-		if err != nil {
-			rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, "BadObject", err.Error()})
-			continue
-		}
-		for _, c := range resp.Status.Conditions {
-			if c.Type == condition.ConditionSpecApplied && c.Status != "True" {
-				rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, c.Reason, c.Message})
-			}
-		}
-		secured := req.Children.Secrets[instance.For(md.Name).Elastic] != nil
-		rep.Rolls = append(rep.Rolls, rolls(monocle, md.Namespace, md.Name, resp.Status.URL, secured)...)
-	}
-	slices.SortFunc(rep.Refusals, func(a, b Refusal) int { return strings.Compare(a.String(), b.String()) })
-	slices.SortFunc(rep.Rolls, func(a, b Roll) int { return strings.Compare(a.String(), b.String()) })
-	return rep, nil
+	return objs.check(env)
 }
 
 // References are the names of the ConfigMaps and Secrets of its namespace

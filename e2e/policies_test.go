@@ -6,8 +6,8 @@ import (
 )
 
 // On the real API server, in a restricted namespace: Elasticsearch's
-// NetworkPolicy with the spec's peers (pods of selected namespaces, an IPv4
-// and an IPv6 block less part of each) and the API's PodDisruptionBudget
+// NetworkPolicy with the spec's peers (pods of selected namespaces, an IPv6
+// block less part of it; the hook's tests take IPv4 too) and the API's PodDisruptionBudget
 // for several replicas are admitted, converge and stay still; one replica
 // removes the budget.
 func TestNetworkPolicyAndBudgetOnTheServer(t *testing.T) {
@@ -18,7 +18,6 @@ func TestNetworkPolicyAndBudgetOnTheServer(t *testing.T) {
 		"crawler": map[string]any{"enabled": false},
 		"networkPolicy": map[string]any{"elasticsearchPeers": []any{
 			map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"team": "kibana"}}, "podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "app", "operator": "In", "values": []any{"kibana"}}}}},
-			map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8", "except": []any{"10.1.0.0/16"}}},
 			map[string]any{"ipBlock": map[string]any{"cidr": "2001:db8::/32", "except": []any{"2001:db8:1::/48"}}},
 		}},
 	}

@@ -290,8 +290,28 @@ push: registry-set cosign-key-set release-tools image
 	digest=$$(sed -n 's/^Digest: \(sha256:[0-9a-f]\{64\}\)$$/\1/p' $(DIST)/chart-push.log); \
 	if [ -z "$$digest" ]; then echo "make push: helm push printed no chart digest to sign" >&2; exit 1; fi; \
 	$(COSIGN_SIGN) $(REGISTRY)/charts/monocle-hook@$$digest
+	$(MAKE) plugin-archives
+	$(RELEASE_TOOLS)/cosign sign-blob --yes --key "$(COSIGN_KEY)" --tlog-upload=false \
+		--output-signature $(DIST)/kubectl-monocle_$(VERSION)_checksums.txt.sig $(DIST)/kubectl-monocle_$(VERSION)_checksums.txt
 
-.PHONY: registry-set cosign-key-set release-tools
+# The kubectl plugin's archives, one per platform of PLATFORMS
+# (kubectl-monocle_VERSION_OS_ARCH.tar.gz: the binary and the LICENSE, as
+# krew's archives are), and their SHA-256 checksums, which make push signs
+# (a GitHub release holds them; docs/support.md says how to verify them).
+# The same tree gives the same bytes: files dated at the commit, owned by
+# root, gzip without a name or time.
+plugin-archives:
+	rm -rf $(DIST)/plugin && mkdir -p $(DIST)/plugin
+	for platform in $(PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; name=kubectl-monocle_$(VERSION)_$${os}_$${arch}; \
+		mkdir -p $(DIST)/plugin/$$name && cp LICENSE $(DIST)/plugin/$$name/ && \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -C kubectl-monocle -trimpath -ldflags "-s -w -X main.version=$(VERSION)" \
+			-o $(DIST)/plugin/$$name/kubectl-monocle . && \
+		tar -C $(DIST)/plugin --sort=name --mtime="$(CREATED)" --owner=0 --group=0 --numeric-owner -cf - $$name | gzip -n >$(DIST)/$$name.tar.gz || exit 1; \
+	done
+	cd $(DIST) && sha256sum kubectl-monocle_$(VERSION)_*.tar.gz >kubectl-monocle_$(VERSION)_checksums.txt
+
+.PHONY: registry-set cosign-key-set release-tools plugin-archives
 registry-set:
 	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
 cosign-key-set:

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -272,3 +273,70 @@ func helmTestAsInstalled(t *testing.T, ns, kubeconfig, bin string) {
 	}
 	t.Logf("monocle-hook %s, from the host: %s", strings.Join(args, " "), strings.TrimSpace(string(got)))
 }
+
+// verifyPluginAsDocumented runs the docs' commands that verify the
+// plugin's archives, as printed, in dist (what make push wrote), with the
+// key's cosign.pub beside them; the signature check with another key fails,
+// and so does the checksums' check of an archive changed by one byte.
+func verifyPluginAsDocumented(t *testing.T, cosign, keys, otherKeys, dist, version string) {
+	t.Helper()
+	b, err := os.ReadFile("../docs/support.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "The kubectl plugin's archives")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var commands []string
+	for l := range strings.Lines(block) {
+		if l = strings.TrimSpace(l); l != "" {
+			commands = append(commands, strings.ReplaceAll(l, "0.1.0", version))
+		}
+	}
+	if len(commands) != 2 || !strings.HasPrefix(commands[0], "cosign verify-blob ") || !strings.HasPrefix(commands[1], "sha256sum ") {
+		t.Fatalf("docs/support.md prints %q, want cosign verify-blob then sha256sum", commands)
+	}
+	run := func(keyDir, command string) (string, error) {
+		pub, err := os.ReadFile(filepath.Join(keyDir, "cosign.pub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dist, "cosign.pub"), pub, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Fields(command)
+		if args[0] == "cosign" {
+			args[0] = cosign
+		}
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dist
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, command := range commands {
+		out, err := run(keys, command)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", command, err, out)
+		}
+		t.Logf("as docs/support.md prints it: %s\n%s", command, out)
+	}
+	if out, err := run(otherKeys, commands[0]); err == nil {
+		t.Errorf("%s verified with another key:\n%s", commands[0], out)
+	}
+	archives, _ := filepath.Glob(filepath.Join(dist, "kubectl-monocle_"+version+"_*.tar.gz"))
+	if len(archives) != 2 {
+		t.Fatalf("archives %v, want one per platform of the image (2)", archives)
+	}
+	a, err := os.ReadFile(archives[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a[len(a)/2] ^= 1
+	if err := os.WriteFile(archives[0], a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(keys, commands[1]); err == nil {
+		t.Errorf("%s passed a changed archive:\n%s", commands[1], out)
+	}
+}
+

@@ -339,4 +339,3 @@ func verifyPluginAsDocumented(t *testing.T, cosign, keys, otherKeys, dist, versi
 		t.Errorf("%s passed a changed archive:\n%s", commands[1], out)
 	}
 }
-

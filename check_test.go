@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/change-metrics/monocle-hook/internal/command"
 )
 
 // check is a gate: it lists what an upgrade would hold or roll, counts
@@ -46,3 +49,26 @@ func TestCheckGate(t *testing.T) {
 		})
 	}
 }
+
+// Past its input limit, check says so and exits 2: never a cut list,
+// whose Monocles (or the Secrets they read) the report would leave out.
+func TestCheckInputOverItsLimit(t *testing.T) {
+	defer func(m int) { maxInput = m }(maxInput)
+	objects, err := os.ReadFile("hook/testdata/check-objects.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxInput = len(objects) - 1
+	var stdout, stderr bytes.Buffer
+	if code := check([]string{"-f", "-"}, bytes.NewReader(objects), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "kubectl monocle check -A") {
+		t.Errorf("exit %d, stderr %q; want 2 and where to read it from", code, stderr.String())
+	}
+	if rest := command.Strip(stderr.String()); strings.Contains(rest, "kubectl") {
+		t.Errorf("prints a command that is not one of command.Forms: %s", rest)
+	}
+	maxInput = len(objects)
+	if code := check([]string{"-f", "-"}, bytes.NewReader(objects), &stdout, &stderr); code != 1 {
+		t.Errorf("at its limit: exit %d, want 1 (the report)", code)
+	}
+}
+

@@ -189,8 +189,18 @@ func readInput(command, file string, stdin io.Reader, stderr io.Writer) ([]byte,
 		fmt.Fprintf(stderr, "monocle-hook %s: -f is required\n", command)
 		return nil, errUsage
 	}
-	return snapshot.ReadFile(file, stdin, 1<<30)
+	b, err := snapshot.ReadFile(file, stdin, int64(maxInput)+1)
+	if err == nil && len(b) > maxInput {
+		// Never a cut: a list cut short is Monocles, or the Secrets they
+		// read, left out of the answer.
+		return nil, fmt.Errorf("the input is over %d MiB: read it from the cluster instead, each Monocle with only what it references: kubectl monocle check -A", maxInput>>20)
+	}
+	return b, err
 }
+
+// maxInput bounds what render and check read: the whole of it is decoded.
+// A variable for the test that goes past it.
+var maxInput = 1 << 30
 
 // options are the serving flags.
 type options struct {

@@ -63,6 +63,7 @@ var Forms = []Form{
 	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl apply -f janitor.yaml"},
 	{By: "check's error on input without a Monocle, and its usage (check.go, main.go)",
 		Text: "kubectl get monocles,configmaps,secrets -A -o yaml"},
+	{By: "check's and render's error on input over their limit (main.go)", Text: "kubectl monocle check -A"},
 	{By: "janitor-job's error on objects without the API, and its usage (internal/janitorjob); NS is for the reader to fill in",
 		Text: "kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml"},
 	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE wait --for=condition=complete --timeout=10m job/NAME"},

@@ -71,4 +71,3 @@ func TestCheckInputOverItsLimit(t *testing.T) {
 		t.Errorf("at its limit: exit %d, want 1 (the report)", code)
 	}
 }
-

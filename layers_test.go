@@ -38,6 +38,7 @@ var layers = map[string]int{
 	"internal/restorejob":    3,
 	"hook/access":            3,
 	"hook/elastic":           3,
+	"hook/pods":              3,
 	"hook":                   4,
 	"internal/janitorjob":    4,
 	"hook/server":            5,

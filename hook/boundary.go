@@ -89,5 +89,5 @@ func ownName(n instance.Names, name string) bool {
 	case n.API, n.Elastic, n.Crawler, n.Snapshots:
 		return true
 	}
-	return hashed(n.MountedConfigPrefix(), configHashLength) || hashed(n.UpdateIdentsPrefix(), instance.IdentsHashLength)
+	return hashed(n.MountedConfigPrefix(), instance.ConfigHashLength) || hashed(n.UpdateIdentsPrefix(), instance.IdentsHashLength)
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/pods"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -37,8 +38,8 @@ func TestPinnedVariables(t *testing.T) {
 		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
 			set = append(set, e.Name)
 		}
-		for _, v := range Environment {
-			if v.Set == SetPinned && slices.Contains(strings.Split(v.ReadBy, ", "), tc.container) {
+		for _, v := range pods.Environment {
+			if v.Set == pods.SetPinned && slices.Contains(strings.Split(v.ReadBy, ", "), tc.container) {
 				pinned = append(pinned, v.Name)
 			}
 		}

@@ -115,7 +115,7 @@ func TestCrawlerTokenMissing(t *testing.T) {
 				t.Errorf("held %v, crawler answered %v", tc.held, crawler)
 			}
 			// The API runs the new config in every case.
-			if got, want := apiVolume(t, after), n.MountedConfig(hashOf([]byte(mustConfig(t, tc.spec)))[:configHashLength]); got != want {
+			if got, want := apiVolume(t, after), n.MountedConfig(mustValidConfig(t, mustConfig(t, tc.spec)).hash); got != want {
 				t.Errorf("the API mounts %s, want %s", got, want)
 			}
 			if tc.held && after.child("ConfigMap", apiVolume(t, before)) == nil {

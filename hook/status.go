@@ -5,24 +5,24 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/hook/pods"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // statusFacts is what the parts of an answer learned that the observed
-// children do not say: Elasticsearch's (hook/elastic), the pods' (pods.go),
+// children do not say: Elasticsearch's (hook/elastic), the pods' (hook/pods),
 // and what the spec itself could not apply or applied with a note.
 type statusFacts struct {
 	elastic elastic.Facts
-	pods    podFacts
+	pods    pods.Facts
 	errors  []*condition.FieldError
 	notes   []string
 	// accessNotes are the API's access part's, said after the pods'.
@@ -36,8 +36,8 @@ type statusFacts struct {
 // answer's parts; time enters only as a condition's lastTransitionTime, and
 // only when its status changes.
 func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now func() time.Time, facts statusFacts) v1alpha1.MonocleStatus {
-	es, pods := facts.elastic, facts.pods
-	st := v1alpha1.MonocleStatus{URL: pods.url, Storage: es.Storage}
+	es, pf := facts.elastic, facts.pods
+	st := v1alpha1.MonocleStatus{URL: pf.URL, Storage: es.Storage}
 	var w waiting
 	component := func(name string, ready, enabled bool, off string, block *condition.FieldError) string {
 		switch {
@@ -56,8 +56,8 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	}
 	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
 	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.External, "External", nil)
-	st.API = component("api", condition.DeploymentReady(api), true, "", pods.apiBlock)
-	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pods.crawler, "Disabled", pods.crawlerBlock)
+	st.API = component("api", condition.DeploymentReady(api), true, "", pf.APIBlock)
+	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pf.Crawler, "Disabled", pf.CrawlerBlock)
 	// A workload's image is said once its rollout is complete.
 	var v v1alpha1.Versions
 	if condition.DeploymentReady(api) {
@@ -70,7 +70,7 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 		st.Versions = &v
 	}
 	ready, progressing := readyConditions(n, es, w)
-	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), identsCondition(pods)}
+	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), pods.IdentsUpdated(pf)}
 
 	var snapshots metav1.Condition
 	st.Snapshots, snapshots = elastic.Snapshots(parent.Metadata.Namespace, n, es, obs, now())
@@ -140,11 +140,11 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 // specAppliedCondition names every spec field not in effect, or notes what
 // is applied but unwise.
 func specAppliedCondition(facts statusFacts) metav1.Condition {
-	errs := slices.Concat(facts.errors, facts.elastic.Errors, facts.pods.errors)
+	errs := slices.Concat(facts.errors, facts.elastic.Errors, facts.pods.Errors)
 	// The first error gives the reason: a refused config, which holds the
 	// pods, comes first.
-	if facts.pods.configError != nil {
-		errs = slices.Insert(errs, 0, facts.pods.configError)
+	if facts.pods.ConfigError != nil {
+		errs = slices.Insert(errs, 0, facts.pods.ConfigError)
 	}
 	if len(errs) > 0 {
 		msgs := make([]string, len(errs))
@@ -154,7 +154,7 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 		return metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].Reason, Message: strings.Join(msgs, "; ")}
 	}
 	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"}
-	if notes := slices.Concat(facts.notes, facts.pods.notes, facts.accessNotes); len(notes) > 0 {
+	if notes := slices.Concat(facts.notes, facts.pods.Notes, facts.accessNotes); len(notes) > 0 {
 		c.Message += "; note: " + strings.Join(notes, "; ")
 	}
 	return c
@@ -166,24 +166,4 @@ func firstImage(containers []corev1.Container) string {
 		return ""
 	}
 	return containers[0].Image
-}
-
-func identsCondition(pods podFacts) metav1.Condition {
-	c := metav1.Condition{Type: condition.ConditionIdentsUpdated}
-	switch {
-	case pods.configError != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, pods.configError.Reason, pods.configError.Error()
-	case pods.jobName == "":
-		// The spec is invalid: nothing was judged.
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonSpecNotApplied, "the spec is not applied"
-	case pods.job == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
-	case condition.JobCondition(pods.job, batchv1.JobComplete):
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+pods.jobName+" completed"
-	case condition.JobCondition(pods.job, batchv1.JobFailed):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "JobFailed", "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
-	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "JobRunning", "Job "+pods.jobName+" is running"
-	}
-	return c
 }

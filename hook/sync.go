@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/applied"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/hook/pods"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -79,7 +79,7 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 		// The spec cannot say: what runs says.
 		resp.Status = makeStatus(req.Parent, n, obs, env.Now, statusFacts{
 			elastic: elastic.HeldFacts(n, obs),
-			pods:    podFacts{url: observedPublicURL(obs.Deployments[n.API]), crawler: obs.Deployments[n.Crawler] != nil},
+			pods:    pods.HeldFacts(n, obs),
 			errors:  []*condition.FieldError{specErr},
 			invalid: specErr,
 		})
@@ -102,43 +102,53 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 	return resp, nil
 }
 
-// desired is the answer for a spec that decodes and checks: the Secret,
-// Elasticsearch's children, the API's Service and Ingress, then the pods'
-// (pods.go). A part of it the hook cannot honour (a config Monocle would
-// refuse, a missing object, a volume that must be grown by hand) is a
-// condition, and holds only the children it concerns.
+// desired is the answer for a spec that decodes and checks, composed of
+// the parts' typed bundles in the answer's order: the pods' Secret,
+// Elasticsearch's children, the API's Service and Ingress, Elasticsearch's
+// NetworkPolicy, then the rest of the pods'. A part of it the hook cannot
+// honour (a config Monocle would refuse, a missing object, a volume that
+// must be grown by hand) is a condition, and holds only the children it
+// concerns.
 func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Children, rel wire.Related, env Env) (*wire.SyncResponse, error) {
-	secret, err := secretData(obs.Secrets[n.API], env.Rand)
+	namespace := parent.Metadata.Namespace
+	// The pods' keys are drawn before Elasticsearch's passwords.
+	keys, err := pods.Keys(n, obs, env.Rand)
 	if err != nil {
 		return nil, err
 	}
-	children := []wire.Child{makeSecret(n, secret)}
-	es, esFacts, err := elastic.Answer(parent.Metadata.Namespace, n, s.elastic, obs, rel.Claims, env.Rand, env.Image)
+	es, esFacts, err := elastic.Answer(namespace, n, s.elastic, obs, rel.Claims, env.Rand, env.Image)
 	if err != nil {
 		return nil, err
-	}
-	children = add(children, es.Users)
-	children = add(children, es.Service)
-	children = add(children, es.StatefulSet)
-	children = add(children, es.Snapshots)
-	// Its affinity depends on the config, read by the pods' part.
-	// The API's Service and Ingress come next: the Service's affinity is
-	// what the pods' part says of the sessions, answered below.
-	front := len(children)
-	children = add(children, es.NetworkPolicy)
-	if s.apiReplicas > 1 {
-		children = append(children, makeAPIDisruptionBudget(n))
 	}
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	pods, podFacts, err := podChildren(parent.Metadata.Namespace, n, s, obs, rel, env, secret, esFacts.Users)
+	p, podFacts, err := pods.Answer(env.Context, namespace, n, s.pods, obs, rel, keys, pods.Given{
+		PublicURL:  s.access.PublicURL,
+		ElasticURL: s.elastic.URL, ElasticURLSecret: s.elastic.URLSecret, ElasticUsers: esFacts.Users,
+	})
 	if err != nil {
 		return nil, err
 	}
-	children = append(children, pods...)
-	api, accessNotes := access.Answer(n, s.access, obs, podFacts.sessions)
-	children = slices.Insert(children, front, add(add(nil, api.Service), api.Ingress)...)
+	// The Service's affinity is what the pods' part says of the sessions.
+	sessions := access.Sessions{Sticky: podFacts.Sessions.Sticky, AsObserved: podFacts.Sessions.AsObserved}
+	api, accessNotes := access.Answer(n, s.access, obs, sessions)
+	children := add(nil, p.Secret)
+	children = add(children, es.Users)
+	children = add(children, es.Service)
+	children = add(children, es.StatefulSet)
+	children = add(children, es.Snapshots)
+	children = add(children, api.Service)
+	children = add(children, api.Ingress)
+	children = add(children, es.NetworkPolicy)
+	children = add(children, p.DisruptionBudget)
+	children = add(children, p.Config)
+	children = add(children, p.Mounted)
+	children = add(children, p.API)
+	children = append(children, p.Earlier...)
+	children = add(children, p.Crawler)
+	children = append(children, p.Held...)
+	children = add(children, p.Job)
 	facts := statusFacts{elastic: esFacts, pods: podFacts, notes: s.notes, accessNotes: accessNotes}
 	return &wire.SyncResponse{Children: children, Status: makeStatus(parent, n, obs, env.Now, facts)}, nil
 }

@@ -2,7 +2,9 @@ package hook
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -22,6 +24,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // Every recorded request decodes, syncs, answers a full valid set of
@@ -292,14 +295,41 @@ func mustIdentsHash(t *testing.T, config string) string {
 	return mustValidConfig(t, config).idents
 }
 
-func mustValidConfig(t *testing.T, config string) validConfig {
+// mountedConfig is what names a config's children: the hash of its text,
+// which names the mounted ConfigMap, and the hash of its idents, which names
+// the update-idents Job, computed here as hook/pods documents them.
+type mountedConfig struct{ hash, idents string }
+
+func mustValidConfig(t *testing.T, config string) mountedConfig {
 	t.Helper()
-	cfg, err := validateConfig(instance.For("monocle-sample"), settings{config: config}, config, func(string) bool { return true })
+	cfg, err := monocleconfig.Parse([]byte(config), func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	type workspaceIdents struct {
+		Name   string `json:"name"`
+		Idents any    `json:"idents"`
+	}
+	idents := make([]workspaceIdents, len(cfg.Workspaces))
+	for i, w := range cfg.Workspaces {
+		idents[i] = workspaceIdents{w.Name, w.Idents}
+	}
+	canonical, err := json.Marshal(idents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := func(b []byte) string { sum := sha256.Sum256(b); return hex.EncodeToString(sum[:]) }
+	return mountedConfig{hash([]byte(config))[:instance.ConfigHashLength], hash(canonical)[:instance.IdentsHashLength]}
 }
+
+// What the hook writes, as its tests expect it (hook/pods writes them).
+const (
+	configFile           = instance.ConfigFile
+	defaultConfig        = "workspaces:\n  - name: demo\n    crawlers: []\n"
+	apiKeyName           = "CRAWLERS_API_KEY"
+	jwkKeyName           = "MONOCLE_JWK_GEN_KEY"
+	annotationSecretHash = Group + "/secret-hash"
+)
 
 // diffAnswers lists the leaf paths that differ between two answers, by
 // child, plus the types of the conditions whose status changed.

@@ -86,7 +86,7 @@ const (
 	ReasonAdminTokenEmpty = "AdminTokenEmpty"
 	// ReasonVariableRefused: a Secret in the pods' environment sets a
 	// variable that changes how Monocle's processes run (GHCRTS, PATH,
-	// LD_*, ...: hook.Environment), or sets the crawlers' key empty. Held
+	// LD_*, ...: pods.Environment), or sets the crawlers' key empty. Held
 	// as for LoginSecretMissing.
 	ReasonVariableRefused = "VariableRefused"
 )

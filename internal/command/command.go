@@ -36,15 +36,15 @@ type Form struct {
 // TestPrintedCommandsAreForms reads every command out of the hook's
 // messages and the Jobs' comments and fails on one that is not here.
 var Forms = []Form{
-	{By: "CrawlerTokenMissing and LoginSecretMissing (hook/oncerunning.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
+	{By: "CrawlerTokenMissing and LoginSecretMissing (hook/pods/oncerunning.go): FROM-FILES is one --from-file=KEY=./token-N per key, N from 1",
 		Text: "kubectl -n NAMESPACE create secret generic NAME FROM-FILES --dry-run=client -o json | kubectl -n NAMESPACE patch secret NAME --type=merge --patch-file=/dev/stdin"},
-	{By: "AdminTokenEmpty, LoginKeyTooShort (hook/oncerunning.go), VariableRefused (hook/environment.go): REMOVE-KEYS is {\"op\":\"remove\",\"path\":\"/data/KEY\"}, once or more, joined by commas",
+	{By: "AdminTokenEmpty, LoginKeyTooShort (hook/pods/oncerunning.go), VariableRefused (hook/pods/environment.go): REMOVE-KEYS is {\"op\":\"remove\",\"path\":\"/data/KEY\"}, once or more, joined by commas",
 		Text: `kubectl -n NAMESPACE patch secret NAME --type=json -p '[REMOVE-KEYS]'`},
-	{By: "VolumeExpansionRequired (hook/storage.go)",
+	{By: "VolumeExpansionRequired (hook/elastic/storage.go)",
 		Text: `kubectl -n NAMESPACE patch pvc NAME --type merge -p '{"spec":{"resources":{"requests":{"storage":"SIZE"}}}}'`},
-	{By: "RecreatingStatefulSet's wait (hook/elastic.go)",
+	{By: "RecreatingStatefulSet's wait (hook/elastic/elastic.go)",
 		Text: `kubectl -n NAMESPACE patch pvc NAME --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'`},
-	{By: "NoRecentSnapshot, NoRunDueYet, SnapshotSucceeded: the last run failed (hook/status_snapshots.go)",
+	{By: "NoRecentSnapshot, NoRunDueYet, SnapshotSucceeded: the last run failed (hook/elastic/snapshots_status.go)",
 		Text: "kubectl -n NAMESPACE logs job/NAME"},
 	{By: "restore-job's comments (internal/restorejob)",
 		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"api":{"replicas":0},"crawler":{"enabled":false}}}'`},

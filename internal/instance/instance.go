@@ -19,6 +19,9 @@ const (
 	Version = "v1alpha1"
 	Kind    = "Monocle"
 
+	// ConfigHashLength is the length of the config's hash in the mounted
+	// ConfigMap's name.
+	ConfigHashLength = 10
 	// IdentsHashLength is the length of the idents' hash in the
 	// update-idents Job's name.
 	IdentsHashLength = 10

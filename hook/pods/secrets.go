@@ -1,4 +1,4 @@
-package hook
+package pods
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 // Elasticsearch URL's key, whose change rolls the pods. A named Secret that
 // is not there is reported (missing, and the pods wait for it, as the
 // kubelet makes them); an https URL holds the pods as they are.
-func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*condition.FieldError, hold *condition.FieldError) {
+func podSecrets(s Settings, given Given, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*condition.FieldError, hold *condition.FieldError) {
 	env = []map[string][]byte{generated}
 	relSecrets := rel.Secrets
 	if s.secret != "" {
@@ -99,7 +99,7 @@ func podSecrets(s settings, generated map[string][]byte, rel wire.Related) (env,
 		}
 	}
 	hashed = env
-	if ref := s.elastic.URLSecret; ref != nil {
+	if ref := given.ElasticURLSecret; ref != nil {
 		sec := relSecrets[ref.Name]
 		switch {
 		case sec == nil || sec.Data[ref.Key] == nil:

@@ -1,4 +1,4 @@
-package hook
+package pods
 
 import (
 	appsv1 "k8s.io/api/apps/v1"

@@ -1,4 +1,4 @@
-package hook
+package pods
 
 import (
 	policyv1 "k8s.io/api/policy/v1"

@@ -1,4 +1,4 @@
-package hook
+package pods
 
 import (
 	"cmp"
@@ -64,7 +64,7 @@ type rollout struct {
 	secretHash string // of the Secrets in their environment
 }
 
-func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployment {
+func makeAPIDeployment(n instance.Names, s Settings, given Given, r rollout) *appsv1.Deployment {
 	c := monocleContainer(n, s, "api", instance.APIPort)
 	// The API creates its indices before it answers /health, retrying
 	// Elasticsearch for about 64 s (src/Monocle/Main.hs): up to 5 minutes
@@ -74,9 +74,9 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.StartupProbe.FailureThreshold = 30
 	// Pinned (Environment): env wins over the Secrets' keys of the name.
 	c.Env = append(c.Env,
-		elasticURLEnv(n, s),
+		elasticURLEnv(n, given),
 		corev1.EnvVar{Name: "MONOCLE_API_PORT", Value: strconv.Itoa(instance.APIPort)},
-		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: s.access.PublicURL},
+		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: given.PublicURL},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(cmp.Or(s.webappTitle, "Monocle"))},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_PATH", Value: "/usr/share/monocle/webapp/"},
 		corev1.EnvVar{Name: "http_proxy", Value: ""},
@@ -84,7 +84,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 	c.Resources = s.apiRes
 	// Set, not left empty: see the StatefulSet's updateStrategy.
 	strategy := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	d := makeDeployment(n, s, n.API, child.ComponentAPI, s.apiReplicas, strategy, r, c)
+	d := makeDeployment(n, s, n.API, child.ComponentAPI, s.APIReplicas, strategy, r, c)
 	// Replicas spread over nodes where they can be, each rollout's on its
 	// own (pod-template-hash): one node's loss or drain takes one. Set
 	// whatever the replicas, so that scaling rolls nothing.
@@ -102,7 +102,7 @@ func makeAPIDeployment(n instance.Names, s settings, r rollout) *appsv1.Deployme
 // once would crawl everything twice and spend the providers' rate limits
 // twice (Monocle's own k8s/crawler-deployment.yaml does the same).
 // observed, when not nil, is the crawler as it exists (see crawlerStrategy).
-func makeCrawlerDeployment(n instance.Names, s settings, r rollout, observed *appsv1.Deployment) *appsv1.Deployment {
+func makeCrawlerDeployment(n instance.Names, s Settings, r rollout, observed *appsv1.Deployment) *appsv1.Deployment {
 	c := monocleContainer(n, s, "crawler", crawlerPort)
 	// The crawler talks to the API, never to Elasticsearch.
 	c.Env = append(c.Env,
@@ -128,7 +128,7 @@ func crawlerStrategy(observed *appsv1.Deployment) appsv1.DeploymentStrategy {
 	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: observed.Spec.Strategy.RollingUpdate}
 }
 
-func makeDeployment(n instance.Names, s settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
+func makeDeployment(n instance.Names, s Settings, name, component string, replicas int32, strategy appsv1.DeploymentStrategy, r rollout, c corev1.Container) *appsv1.Deployment {
 	template := child.Template(n.Labels(component), withConfigVolume(r.config, child.PodSpec(s.scheduling, c)))
 	template.Annotations = map[string]string{annotationSecretHash: r.secretHash}
 	return &appsv1.Deployment{
@@ -145,7 +145,7 @@ func makeDeployment(n instance.Names, s settings, name, component string, replic
 
 // monocleContainer is what the API and the crawler share: the image, the
 // Secrets as environment, the config file and health on the given port.
-func monocleContainer(n instance.Names, s settings, command string, port int32) corev1.Container {
+func monocleContainer(n instance.Names, s Settings, command string, port int32) corev1.Container {
 	envFrom := []corev1.EnvFromSource{secretEnv(n.API)}
 	if s.secret != "" {
 		// Later sources win: the user's keys override the generated ones.
@@ -170,12 +170,12 @@ func secretEnv(name string) corev1.EnvFromSource {
 
 // elasticURLEnv points at the managed Elasticsearch, at an external URL, or
 // at a Secret key holding one (with credentials: never in the spec).
-func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
+func elasticURLEnv(n instance.Names, given Given) corev1.EnvVar {
 	switch {
-	case s.elastic.URLSecret != nil:
-		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: s.elastic.URLSecret}}
-	case s.elastic.URL != "":
-		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: s.elastic.URL}
+	case given.ElasticURLSecret != nil:
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: given.ElasticURLSecret}}
+	case given.ElasticURL != "":
+		return corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: given.ElasticURL}
 	}
 	return elasticusers.URLEnv(n.Elastic, elasticusers.Monocle)
 }
@@ -184,7 +184,7 @@ func elasticURLEnv(n instance.Names, s settings) corev1.EnvVar {
 // carries the idents' hash, so an idents change is a new Job. observed, when
 // not nil, is the Job of that name as it exists: a Job's template is
 // immutable, so it is answered as it is.
-func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string, observed *batchv1.Job) *batchv1.Job {
+func makeUpdateIdentsJob(n instance.Names, s Settings, given Given, identsHash, config string, observed *batchv1.Job) *batchv1.Job {
 	c := corev1.Container{
 		Name:  "update-idents",
 		Image: s.image,
@@ -192,7 +192,7 @@ func makeUpdateIdentsJob(n instance.Names, s settings, identsHash, config string
 		// credentials, stays in the environment (and its Secret).
 		Command: []string{"monocle", "janitor", "update-idents",
 			"--elastic", "$(MONOCLE_ELASTIC_URL)", "--config", configDir + "/" + configFile},
-		Env:          []corev1.EnvVar{elasticURLEnv(n, s)},
+		Env:          []corev1.EnvVar{elasticURLEnv(n, given)},
 		Resources:    instance.Resources("100m", "256Mi", "1Gi"),
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}

@@ -1,4 +1,4 @@
-package hook
+package pods
 
 import (
 	"crypto/sha256"
@@ -57,7 +57,7 @@ type validConfig struct {
 
 // configSource is the config.yaml the user means: the one in their
 // ConfigMap when the spec names one, else the generated N-api's.
-func configSource(n instance.Names, s settings, generated map[string]string, rel wire.Related) (string, *condition.FieldError) {
+func configSource(n instance.Names, s Settings, generated map[string]string, rel wire.Related) (string, *condition.FieldError) {
 	if s.configMap == "" {
 		return generated[configFile], nil
 	}
@@ -83,7 +83,7 @@ const MaxConfigJSON = monocleconfig.MaxBytes
 // validateConfig checks a config.yaml exactly as Monocle's loader would at
 // start, with env the environment variables the pods get. It is first
 // bounded by size, before any parsing.
-func validateConfig(n instance.Names, s settings, text string, env func(string) bool) (validConfig, *condition.FieldError) {
+func validateConfig(n instance.Names, s Settings, text string, env func(string) bool) (validConfig, *condition.FieldError) {
 	err := configFits(text)
 	var cfg *monocleconfig.Config
 	if err == nil {
@@ -120,7 +120,7 @@ func validateConfig(n instance.Names, s settings, text string, env func(string) 
 	}
 	return validConfig{
 		text:        text,
-		hash:        hashOf([]byte(text))[:configHashLength],
+		hash:        hashOf([]byte(text))[:instance.ConfigHashLength],
 		idents:      hashOf(canonical)[:instance.IdentsHashLength],
 		tokens:      cfg.Tokens,
 		oidc:        cfg.OIDC,

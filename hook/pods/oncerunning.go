@@ -1,4 +1,4 @@
-package hook
+package pods
 
 import (
 	"cmp"
@@ -33,7 +33,7 @@ const minListed = 200
 // missingTokens holds the crawler when a missing token would make its
 // process exit (hold), and notes those that only skip their crawler. A
 // crawler that is off reads no token.
-func missingTokens(namespace string, n instance.Names, s settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *condition.FieldError, notes []string) {
+func missingTokens(namespace string, n instance.Names, s Settings, tokens monocleconfig.Tokens, crawlerRuns bool) (hold *condition.FieldError, notes []string) {
 	if !s.crawler || tokens.Count == 0 {
 		return nil, nil
 	}
@@ -153,7 +153,7 @@ func addKeysCommand(namespace, secret string, keys []string, more int) string {
 // it has one (envFrom: later sources win), else the generated Secret's.
 // Short, it holds the API when the API signs with it (signs: OIDC, or an
 // admin token), else it is a note.
-func loginKey(namespace string, n instance.Names, s settings, generated map[string][]byte, rel wire.Related, apiRuns, signs bool) (hold *condition.FieldError, note string) {
+func loginKey(namespace string, n instance.Names, s Settings, generated map[string][]byte, rel wire.Related, apiRuns, signs bool) (hold *condition.FieldError, note string) {
 	secret, key := keySource(n, s, generated, rel, jwkKeyName)
 	if len(key) >= minLoginKey {
 		return nil, ""
@@ -185,7 +185,7 @@ func loginKey(namespace string, n instance.Names, s settings, generated map[stri
 // src/Monocle/Api/Server.hs:103-112). It fails closed: a running API keeps
 // its template, a new Monocle gets no API. Without enforce_auth, the config
 // check's warning is a note.
-func loginSecret(namespace string, n instance.Names, s settings, cfg validConfig, envData []map[string][]byte, apiRuns bool) *condition.FieldError {
+func loginSecret(namespace string, n instance.Names, s Settings, cfg validConfig, envData []map[string][]byte, apiRuns bool) *condition.FieldError {
 	if !cfg.enforceAuth || cfg.oidcSecret == "" || envNonEmpty(envData, cfg.oidcSecret) {
 		return nil
 	}
@@ -206,7 +206,7 @@ func loginSecret(namespace string, n instance.Names, s settings, cfg validConfig
 // /api/2/auth/get gives whoever sends a token equal to it (an empty one) a
 // login with no expiry (src/Monocle/Api/Server.hs:122-131), which checkAuth
 // takes (Server.hs:103-112). Unset, the admin token is off.
-func adminToken(namespace string, n instance.Names, s settings, cfg validConfig, rel wire.Related, envData []map[string][]byte, apiRuns bool) *condition.FieldError {
+func adminToken(namespace string, n instance.Names, s Settings, cfg validConfig, rel wire.Related, envData []map[string][]byte, apiRuns bool) *condition.FieldError {
 	const variable = "MONOCLE_ADMIN_TOKEN"
 	if !cfg.enforceAuth || envNonEmpty(envData, variable) || !envHas(envData)(variable) {
 		return nil
@@ -226,7 +226,7 @@ func adminToken(namespace string, n instance.Names, s settings, cfg validConfig,
 // keySource is the Secret the pods read key from, and its value there:
 // the user's, when it has the key (envFrom: the later source wins), else
 // the generated one (whose data is generated).
-func keySource(n instance.Names, s settings, generated map[string][]byte, rel wire.Related, key string) (secret string, value []byte) {
+func keySource(n instance.Names, s Settings, generated map[string][]byte, rel wire.Related, key string) (secret string, value []byte) {
 	if sec := rel.Secrets[s.secret]; s.secret != "" && sec != nil {
 		if v, ok := sec.Data[key]; ok {
 			return s.secret, v

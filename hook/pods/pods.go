@@ -1,0 +1,281 @@
+// Package pods is the part of a Monocle that runs its workloads: the API
+// and the crawler Deployments, their ConfigMaps (the generated N-api, the
+// mounted N-config-<hash>, config.go), the Secrets they read (the generated
+// N-api, secrets.go; the spec's secretRef), what Monocle reads only once
+// running (oncerunning.go, environment.go), the update-idents Job and the
+// API's PodDisruptionBudget. Resolve reads its section of the spec; Keys
+// draws the generated Secret's keys; Answer gives its children (a typed
+// bundle) and its Facts from what it observes; HeldFacts are its facts when
+// every child is held as last applied; IdentsUpdated is its condition.
+package pods
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-hook/hook/applied"
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/elasticusers"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+)
+
+// Facts are what the status says of the Monocle pods (the API, the
+// crawler, the update-idents Job), learned while answering them.
+type Facts struct {
+	URL     string // the public URL the API runs with
+	Crawler bool   // a crawler is enabled, or runs
+	// ConfigError, when not nil, holds the pods and their config as they
+	// are: it is the first reason of SpecApplied, which render and the
+	// invalid_spec metric read.
+	ConfigError *condition.FieldError
+	// Errors are the rest of what is not applied: a missing Secret, a
+	// workload held by what it would read once running.
+	Errors []*condition.FieldError
+	// APIBlock and CrawlerBlock are the refusals that hold or withhold the
+	// API and the crawler, or that they wait for (a missing Secret): a
+	// workload not ready then waits for its writer, not for Kubernetes.
+	APIBlock, CrawlerBlock *condition.FieldError
+	Notes                  []string
+	// The update-idents Job of the current idents, if observed, and its
+	// name ("" when the idents are unknown).
+	job     *batchv1.Job
+	jobName string
+	// Sessions are what the API's Service keeps to (hook/access).
+	Sessions Sessions
+}
+
+// Sessions is what the pods say of the API's sessions, which the API's
+// Service keeps to: the hook passes it on to hook/access (its Sessions).
+type Sessions struct {
+	// Sticky, when not 0, is the API's replicas when its config logs in
+	// with OIDC.
+	Sticky int32
+	// AsObserved: the workloads are held as they run, and the Service
+	// keeps the affinity it has, as the API's config wanted it.
+	AsObserved bool
+}
+
+// Children are the pods' children in an answer, each nil (or empty) when
+// it is not answered: the hook places them among the others, the Secret
+// first, the disruption budget and the rest after Elasticsearch's and the
+// access' children, in this order.
+type Children struct {
+	Secret           *corev1.Secret // N-api, the generated keys
+	DisruptionBudget *policyv1.PodDisruptionBudget
+	Config           *corev1.ConfigMap // N-api, the generated config
+	Mounted          *corev1.ConfigMap // N-config-<hash>, the validated config
+	API              *appsv1.Deployment
+	// Earlier are the earlier mounted configs pods may still mount, as
+	// last applied.
+	Earlier []wire.Child
+	Crawler *appsv1.Deployment
+	// Held are the pods' children kept as last applied: the workloads a
+	// refusal holds, or, while what the pods read is refused, every
+	// workload, config and Job.
+	Held []wire.Child
+	Job  *batchv1.Job // update-idents
+}
+
+// Given is what the pods read of the other parts, which the hook passes
+// on: the API's public URL (hook/access) and where Elasticsearch is
+// (hook/elastic).
+type Given struct {
+	PublicURL string
+	// ElasticURL or ElasticURLSecret, when set: Elasticsearch is external.
+	ElasticURL       string
+	ElasticURLSecret *corev1.SecretKeySelector
+	// ElasticUsers is the data of the Secret N-elastic, Elasticsearch's
+	// users, when the hook answers it: the API reads its URL there.
+	ElasticUsers map[string][]byte
+}
+
+// elasticExternal: Elasticsearch is another's.
+func (g Given) elasticExternal() bool { return g.ElasticURL != "" || g.ElasticURLSecret != nil }
+
+// HeldFacts are the pods' facts when every child is held as last applied
+// (the spec cannot say: what runs says).
+func HeldFacts(n instance.Names, obs wire.Children) Facts {
+	return Facts{URL: observedPublicURL(obs.Deployments[n.API]), Crawler: obs.Deployments[n.Crawler] != nil}
+}
+
+// Keys are the generated Secret N-api's data (secretData), its missing keys
+// drawn from random: before Elasticsearch's passwords are.
+func Keys(n instance.Names, obs wire.Children, random io.Reader) (map[string][]byte, error) {
+	return secretData(obs.Secrets[n.API], random)
+}
+
+// Answer gives the pods' children and facts: the generated Secret of keys
+// (Keys), the API's disruption budget, the ConfigMaps of their config, the
+// API's and the crawler's Deployments, the update-idents Job. What the pods
+// read (the Secrets in their environment, the config they mount), refused,
+// holds them, with their config and Jobs, exactly as they are. Their facts
+// say which sessions the API's Service keeps to.
+func Answer(ctx context.Context, namespace string, n instance.Names, s Settings, obs wire.Children, rel wire.Related,
+	keys map[string][]byte, given Given) (Children, Facts, error) {
+	out := Children{Secret: makeSecret(n, keys)}
+	if s.APIReplicas > 1 {
+		out.DisruptionBudget = makeAPIDisruptionBudget(n)
+	}
+	generated := configData(obs.ConfigMaps[n.API], s.config)
+	envData, hashed, missing, hold := podSecrets(s, given, keys, rel)
+	apiHashed := hashed
+	if !given.elasticExternal() {
+		// The API reads its Elasticsearch user's URL from N-elastic: a new
+		// password rolls it (and not the crawler, which never reads it).
+		key := elasticusers.URLKey(elasticusers.Monocle)
+		apiHashed = append(slices.Clip(hashed), map[string][]byte{key: given.ElasticUsers[key]})
+	}
+	var cfg validConfig
+	if hold == nil {
+		var text string
+		if text, hold = configSource(n, s, generated, rel); hold == nil {
+			cfg, hold = validateConfig(n, s, text, envHas(envData))
+		}
+	}
+	if hold != nil {
+		err := heldPods(ctx, n, obs, generated, &out)
+		facts := Facts{ConfigError: hold, Errors: missing, APIBlock: hold, CrawlerBlock: hold,
+			// The pods are held: the status says what they run.
+			URL: observedPublicURL(obs.Deployments[n.API]), Crawler: s.crawler || obs.Deployments[n.Crawler] != nil,
+			Sessions: Sessions{AsObserved: true}}
+		return out, facts, err
+	}
+	facts := Facts{URL: given.PublicURL, Crawler: s.crawler, Errors: missing}
+	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
+	var crawlerHold, keyHold, loginHold *condition.FieldError
+	if len(missing) == 0 {
+		// Not while a Secret the pods read is missing: they cannot start
+		// (ReferenceNotFound), and what it holds is not known.
+		crawlerHold, keyHold, facts.Notes = runtimeHolds(namespace, n, s, cfg, keys, rel, envData, api != nil, crawler != nil)
+		sources := []string{n.API, s.secret}[:len(envData)]
+		loginHold = cmp.Or(refusedVariables(namespace, sources, envData, cfg.apiKeys, api != nil),
+			loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil))
+		facts.Notes = append(facts.Notes, environmentNotes(sources, envData)...)
+	}
+	for _, h := range []*condition.FieldError{loginHold, crawlerHold, keyHold} {
+		if h != nil {
+			facts.Errors = append(facts.Errors, h)
+		}
+	}
+	var keyBlock *condition.FieldError // a short key holds only a running API
+	if api != nil {
+		keyBlock = keyHold
+	}
+	var missingBlock *condition.FieldError // the pods wait for the Secret
+	if len(missing) > 0 {
+		missingBlock = missing[0]
+	}
+	facts.APIBlock = cmp.Or(missingBlock, loginHold, keyBlock)
+	facts.CrawlerBlock = cmp.Or(missingBlock, loginHold, keyBlock, crawlerHold)
+	for _, w := range cfg.warnings {
+		facts.Notes = append(facts.Notes, w.String())
+	}
+	// With OIDC, each API process keeps its logins' state in memory
+	// (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
+	// must reach the replica that began it.
+	if cfg.oidc && s.APIReplicas > 1 {
+		facts.Sessions.Sticky = s.APIReplicas
+	}
+	// A running API keeps its template; a new one is made despite a short
+	// key (it logs everyone out on restarts), never without the login its
+	// config enforces.
+	apiHeld := (keyHold != nil || loginHold != nil) && api != nil
+	apiWithheld := loginHold != nil && api == nil
+	if err := runningPods(ctx, n, s, given, obs, generated, cfg, hashSecrets(apiHashed), hashSecrets(hashed), apiHeld, apiWithheld, crawlerHold == nil, &out); err != nil {
+		return Children{}, facts, err
+	}
+	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
+	if job != nil || apiRuns(api, n.MountedConfig(cfg.hash)) {
+		out.Job = makeUpdateIdentsJob(n, s, given, cfg.idents, n.MountedConfig(cfg.hash), job)
+	}
+	facts.job, facts.jobName = job, n.UpdateIdentsJob(cfg.idents)
+	return out, facts, nil
+}
+
+// IdentsUpdated is the condition of the update-idents Job of the current
+// idents, from the pods' facts.
+func IdentsUpdated(pods Facts) metav1.Condition {
+	c := metav1.Condition{Type: condition.ConditionIdentsUpdated}
+	switch {
+	case pods.ConfigError != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, pods.ConfigError.Reason, pods.ConfigError.Error()
+	case pods.jobName == "":
+		// The spec is invalid: nothing was judged.
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonSpecNotApplied, "the spec is not applied"
+	case pods.job == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
+	case condition.JobCondition(pods.job, batchv1.JobComplete):
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+pods.jobName+" completed"
+	case condition.JobCondition(pods.job, batchv1.JobFailed):
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "JobFailed", "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "JobRunning", "Job "+pods.jobName+" is running"
+	}
+	return c
+}
+
+// heldPods sets the pods' children as last applied in out, while what
+// they would read is refused.
+func heldPods(ctx context.Context, n instance.Names, obs wire.Children, generated map[string]string, out *Children) (err error) {
+	if obs.ConfigMaps[n.API] == nil {
+		// Nothing mounts it: it is the place to edit the config.
+		out.Config = makeConfigMap(n, generated)
+	}
+	out.Held, err = applied.Children(ctx, heldByPods(n, obs))
+	return err
+}
+
+// runtimeHolds are what the config reads once running, which the loader
+// does not check: a workload that would break on it keeps what it runs.
+func runtimeHolds(namespace string, n instance.Names, s Settings, cfg validConfig, secret map[string][]byte, rel wire.Related,
+	envData []map[string][]byte, apiRuns, crawlerRuns bool) (crawlerHold, keyHold *condition.FieldError, notes []string) {
+	crawlerHold, notes = missingTokens(namespace, n, s, cfg.tokens, crawlerRuns)
+	// The key signs only OIDC logins and admin tokens: otherwise a short
+	// one is a note, and holds nothing.
+	signs := cfg.oidc || envHas(envData)("MONOCLE_ADMIN_TOKEN")
+	keyHold, keyNote := loginKey(namespace, n, s, secret, rel, apiRuns, signs)
+	if keyNote != "" {
+		notes = append(notes, keyNote)
+	}
+	return crawlerHold, keyHold, notes
+}
+
+// runningPods sets in out the pods' children for a config that checked:
+// its ConfigMaps, the API and the crawler (or the one a runtime hold keeps
+// as it runs), and the earlier mounted configs pods may still mount.
+func runningPods(ctx context.Context, n instance.Names, s Settings, given Given, obs wire.Children, generated map[string]string, cfg validConfig,
+	apiSecretHash, crawlerSecretHash string, apiHeld, apiWithheld, crawlerFree bool, out *Children) (err error) {
+	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
+	mounted := n.MountedConfig(cfg.hash)
+	r := rollout{config: mounted, secretHash: apiSecretHash}
+	out.Config, out.Mounted = makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)
+	var held []wire.Observed // the workloads kept as they run
+	switch {
+	case apiHeld:
+		held = append(held, wire.Observed{Object: api, Type: wire.TypeDeployment})
+	case !apiWithheld:
+		out.API = makeAPIDeployment(n, s, given, r)
+	}
+	// Earlier mounted configs stay while pods may still mount them.
+	if out.Earlier, err = applied.Children(ctx, stillMounted(n, obs, mounted)); err != nil {
+		return err
+	}
+	// A held API holds the crawler too: it would push to an API that runs
+	// another config (unknown crawlers, another crawlers_api_key).
+	if s.crawler && crawlerFree && !apiHeld && !apiWithheld {
+		out.Crawler = makeCrawlerDeployment(n, s, rollout{config: mounted, secretHash: crawlerSecretHash}, crawler)
+	} else if s.crawler && crawler != nil {
+		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})
+	}
+	out.Held, err = applied.Children(ctx, held)
+	return err
+}

@@ -4,8 +4,11 @@ package main
 // against a fresh hook process on 127.0.0.1 run with the memory budget the
 // chart's memory limit gives, and reports each one's peak resident memory
 // (VmHWM), the answers, whether the health endpoints answered during it and
-// whether a normal sync is answered after it. Every attack is bounded in
-// connections and in time.
+// whether a normal sync is answered after it. The probes and that sync come
+// from 127.0.0.3, as the kubelet and Metacontroller come from other
+// addresses than an attacker's (the hook shares its connections per
+// address); the attacks from 127.0.0.1 (one from 127.0.0.2). Every attack
+// is bounded in connections and in time.
 
 import (
 	"bufio"
@@ -227,7 +230,7 @@ func runAttack(a attack, hookBin string, hookArgs []string, normal []byte, limit
 		for probeCtx.Err() == nil {
 			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 				probes.Add(1)
-				if code, err := hook.get(path, 2*time.Second); err != nil || code != 200 {
+				if code, err := hook.watch(path, 2*time.Second); err != nil || code != 200 {
 					probeFailures.Add(1)
 				}
 			}
@@ -242,7 +245,7 @@ func runAttack(a attack, hookBin string, hookArgs []string, normal []byte, limit
 	if err != nil {
 		return "", false, err
 	}
-	code, answer, err := hook.post(normal)
+	code, answer, err := hook.watchSync(normal)
 	after := "200"
 	if err != nil || code != 200 || len(answer) != hook.refLen {
 		after = fmt.Sprintf("FAILED (%d, %v)", code, err)
@@ -565,3 +568,37 @@ func oneByteShort(ctx context.Context, t *target, n, syncs int, normal []byte) (
 	}
 	return attacker, nil
 }
+
+// watch is a probe's GET, from observerAddr.
+func (t *target) watch(path string, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(t.url, "/sync")+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := t.watcher.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// watchSync is Metacontroller's sync after an attack, from observerAddr.
+func (t *target) watchSync(body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := t.watcher.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
+}
+

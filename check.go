@@ -40,16 +40,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// A gate that passes on nothing passes a failed kubectl get.
 		return fail(errors.New("no Monocle in the input: give it the output of `kubectl get monocles,configmaps,secrets -A -o yaml`"))
 	}
-	for _, r := range rep.Refusals {
-		fmt.Fprintln(stdout, r)
-	}
-	rolling := map[string]bool{}
-	for _, r := range rep.Rolls {
-		fmt.Fprintln(stdout, r)
-		rolling[r.Namespace+"/"+r.Name] = true
-	}
-	fmt.Fprintf(stdout, "Monocles checked: %d; applied in full: %d; not: %d; rolled: %d\n",
-		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
+	rep.Print(stdout)
 	if len(rep.Refusals) > 0 {
 		return 1
 	}

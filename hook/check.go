@@ -3,6 +3,7 @@ package hook
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -36,6 +37,21 @@ type Report struct {
 // or its public URL is written another way (a trailing slash dropped).
 type Roll struct {
 	Namespace, Name, Component, From, To, Why string
+}
+
+// Print writes the report as monocle-hook check and kubectl monocle check
+// print it: each refusal, each roll, then the summary line.
+func (rep Report) Print(w io.Writer) {
+	for _, r := range rep.Refusals {
+		fmt.Fprintln(w, r)
+	}
+	rolling := map[string]bool{}
+	for _, r := range rep.Rolls {
+		fmt.Fprintln(w, r)
+		rolling[r.Namespace+"/"+r.Name] = true
+	}
+	fmt.Fprintf(w, "Monocles checked: %d; applied in full: %d; not: %d; rolled: %d\n",
+		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
 }
 
 func (r Roll) String() string {

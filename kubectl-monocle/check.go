@@ -197,16 +197,7 @@ func getInto(ctx context.Context, c *clients, resource, ns, name string, obj any
 // printReport prints the report as monocle-hook check does; errRefused
 // when a Monocle would not apply in full.
 func printReport(w io.Writer, rep hook.Report) error {
-	for _, r := range rep.Refusals {
-		fmt.Fprintln(w, r)
-	}
-	rolling := map[string]bool{}
-	for _, r := range rep.Rolls {
-		fmt.Fprintln(w, r)
-		rolling[r.Namespace+"/"+r.Name] = true
-	}
-	fmt.Fprintf(w, "Monocles checked: %d; applied in full: %d; not: %d; rolled: %d\n",
-		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
+	rep.Print(w)
 	if len(rep.Refusals) > 0 {
 		return errRefused
 	}

@@ -456,15 +456,15 @@ func (t *target) postWith(ctx context.Context, body []byte) (int, []byte, error)
 	return resp.StatusCode, answer, err
 }
 
-// get GETs one of the hook's endpoints.
-func (t *target) get(path string, timeout time.Duration) (int, error) {
+// getBy GETs one of the hook's endpoints with client.
+func (t *target) getBy(client *http.Client, path string, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(t.url, "/sync")+path, nil)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := t.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -571,34 +571,8 @@ func oneByteShort(ctx context.Context, t *target, n, syncs int, normal []byte) (
 
 // watch is a probe's GET, from observerAddr.
 func (t *target) watch(path string, timeout time.Duration) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(t.url, "/sync")+path, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := t.watcher.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return t.getBy(t.watcher, path, timeout)
 }
 
 // watchSync is Metacontroller's sync after an attack, from observerAddr.
-func (t *target) watchSync(body []byte) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.watcher.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, answer, err
-}
-
+func (t *target) watchSync(body []byte) (int, []byte, error) { return t.postBy(t.watcher, body) }

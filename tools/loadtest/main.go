@@ -253,10 +253,10 @@ func run(args []string) (bool, error) {
 
 // target is one server under test, a child process of this one.
 type target struct {
-	name    string
-	cmd     *exec.Cmd
-	url     string
-	client  *http.Client
+	name   string
+	cmd    *exec.Cmd
+	url    string
+	client *http.Client
 	// watcher is the kubelet's and Metacontroller's client during an
 	// attack: the probes and the sync after it, from observerAddr, as
 	// they come from other addresses than an attacker's in a cluster (the
@@ -412,13 +412,16 @@ func (t *target) check(body []byte) error {
 	return nil
 }
 
-func (t *target) post(body []byte) (int, []byte, error) {
+func (t *target) post(body []byte) (int, []byte, error) { return t.postBy(t.client, body) }
+
+// postBy POSTs body to the hook's /sync with client.
+func (t *target) postBy(client *http.Client, body []byte) (int, []byte, error) {
 	req, err := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -644,4 +647,3 @@ func converged(hook *target, body []byte) ([]byte, error) {
 	}
 	return json.Marshal(req)
 }
-

@@ -71,18 +71,36 @@ var Environment = []Variable{
 }
 
 // refusedVariable is the row that refuses a Secret's key of that name, or
-// nil. Variable names are case-sensitive: PATH is refused, Path is not.
+// nil. Variable names are case-sensitive: PATH is refused, Path is not. It
+// runs on every key of the pods' Secrets at each sync: a map lookup, then
+// the few refused prefixes.
 func refusedVariable(key string) *Variable {
-	for i, v := range Environment {
-		if v.Set != SetRefused {
-			continue
-		}
-		if prefix, ok := strings.CutSuffix(v.Name, "*"); ok && strings.HasPrefix(key, prefix) || key == v.Name {
-			return &Environment[i]
+	if v := environmentByName[key]; v != nil && v.Set == SetRefused {
+		return v
+	}
+	for _, v := range refusedPrefixes {
+		if strings.HasPrefix(key, strings.TrimSuffix(v.Name, "*")) {
+			return v
 		}
 	}
 	return nil
 }
+
+// environmentByName are Environment's rows of one name; refusedPrefixes
+// its refused rows of a prefix (a Name ending in "*").
+var environmentByName, refusedPrefixes = func() (map[string]*Variable, []*Variable) {
+	byName := map[string]*Variable{}
+	var prefixes []*Variable
+	for i, v := range Environment {
+		switch {
+		case !strings.HasSuffix(v.Name, "*"):
+			byName[v.Name] = &Environment[i]
+		case v.Set == SetRefused:
+			prefixes = append(prefixes, &Environment[i])
+		}
+	}
+	return byName, prefixes
+}()
 
 // maxListedVariables bounds the keys a message names: a Secret may hold
 // thousands.

@@ -237,11 +237,6 @@ func keySource(n instance.Names, s Settings, generated map[string][]byte, rel wi
 
 // envNonEmpty: a Secret in the pods' environment has name, not empty.
 func envNonEmpty(envData []map[string][]byte, name string) bool {
-	// envFrom: a later source wins.
-	for i := len(envData) - 1; i >= 0; i-- {
-		if v, ok := envData[i][name]; ok {
-			return len(v) > 0
-		}
-	}
-	return false
+	i := lastSource(envData, name)
+	return i >= 0 && len(envData[i][name]) > 0
 }

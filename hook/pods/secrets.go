@@ -69,17 +69,12 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 			// Set by the runtime, per pod.
 			return false
 		}
-		if slices.ContainsFunc(Environment, func(v Variable) bool { return v.Name == name && v.Set == SetPinned }) {
+		if v := environmentByName[name]; v != nil && v.Set == SetPinned {
 			// Pinned per container (the API's, or the crawler's alone)
 			// over any Secret's key of that name.
 			return false
 		}
-		for _, data := range secrets {
-			if _, ok := data[name]; ok {
-				return true
-			}
-		}
-		return false
+		return lastSource(secrets, name) >= 0
 	}
 }
 

@@ -80,18 +80,29 @@ func TestElasticUsers(t *testing.T) {
 		t.Error("synced again, the answer changed")
 	}
 
+	// A password that could split a URL or the wrapper's arguments (an
+	// admin's edit) is made anew, of letters and digits.
+	for _, bad := range []string{"with space and @:/ in it", "short", "new\nline-in-it-and-more"} {
+		req := c.request(t)
+		req.Children.Secrets[n.Elastic].Data["monocle-snapshots.password"] = []byte(bad)
+		got := secretOf(t, decodeAnswer(t, syncJSON(t, req)), n.Elastic).Data["monocle-snapshots.password"]
+		if string(got) == bad || len(got) != 24 || strings.Trim(string(got), child.KeyAlphabet) != "" {
+			t.Errorf("password %q kept as %q", bad, got)
+		}
+	}
+
 	// A new password (an admin's): hashed again, the API rolls.
-	c.children["Secret.v1"][n.Elastic]["data"].(map[string]any)["monocle.password"] = base64.StdEncoding.EncodeToString([]byte("an-admins-new-password"))
+	c.children["Secret.v1"][n.Elastic]["data"].(map[string]any)["monocle.password"] = base64.StdEncoding.EncodeToString([]byte("anAdminsNewPassword2026"))
 	after := decodeAnswer(t, syncJSON(t, c.request(t)))
 	users2 := secretOf(t, after, n.Elastic)
 	realm2, err := fakerealm.New(string(users2.Data["users"]), string(users2.Data["users_roles"]), string(users2.Data["roles.yml"]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user, _ := realm2.Authenticate(basicAuthRequest("monocle", "an-admins-new-password")); user != "monocle" {
+	if user, _ := realm2.Authenticate(basicAuthRequest("monocle", "anAdminsNewPassword2026")); user != "monocle" {
 		t.Error("the new password does not log in")
 	}
-	if !strings.Contains(string(users2.Data[elasticusers.URLKey(elasticusers.Monocle)]), ":an-admins-new-password@") {
+	if !strings.Contains(string(users2.Data[elasticusers.URLKey(elasticusers.Monocle)]), ":anAdminsNewPassword2026@") {
 		t.Error("the API's URL does not carry the new password")
 	}
 	if equalJSON(after.child("Deployment", n.API)["spec"], first.child("Deployment", n.API)["spec"]) {

@@ -47,7 +47,7 @@ func usersData(n instance.Names, observed *corev1.Secret, random io.Reader) (map
 	}
 	sum := sha256.New()
 	for _, u := range elasticusers.All {
-		if len(data[passwordKey(u)]) == 0 {
+		if !usablePassword(data[passwordKey(u)]) {
 			password, err := child.RandomKey(random, 24)
 			if err != nil {
 				return nil, fmt.Errorf("generating the password of %s: %w", u.Name, err)
@@ -74,6 +74,15 @@ func usersData(n instance.Names, observed *corev1.Secret, random io.Reader) (map
 	}
 	data[probeNetrc] = []byte(fmt.Sprintf("machine 127.0.0.1 login %s password %s\n", elasticusers.Probe.Name, data[passwordKey(elasticusers.Probe)]))
 	return data, nil
+}
+
+// usablePassword: a password kept as it is, an admin's too. It reaches
+// Monocle inside a URL (userinfo), the janitor's arguments through the
+// image's unquoted $* wrapper, and curl's netrc: anything but 16 to 128
+// letters and digits could split, re-route or add to them, so it is made
+// anew instead.
+func usablePassword(p []byte) bool {
+	return len(p) >= 16 && len(p) <= 128 && strings.Trim(string(p), child.KeyAlphabet) == ""
 }
 
 // makeUsersSecret is the Secret N-elastic: Elasticsearch's users.

@@ -21,7 +21,13 @@ import (
 // for kubectl, helm and kube-controller-manager.
 func adminKubeconfig(t *testing.T, name string) string {
 	t.Helper()
-	user, err := testEnv.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	return kubeconfigOf(t, envtest.User{Name: name, Groups: []string{"system:masters"}})
+}
+
+// kubeconfigOf writes a kubeconfig of user, added to the test's API server.
+func kubeconfigOf(t *testing.T, u envtest.User) string {
+	t.Helper()
+	user, err := testEnv.AddUser(u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

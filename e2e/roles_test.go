@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,19 +94,7 @@ func TestAggregatedRoles(t *testing.T) {
 // system:authenticated: what RBAC grants it is all it may do.
 func userKubeconfig(t *testing.T, name string) string {
 	t.Helper()
-	user, err := testEnv.AddUser(envtest.User{Name: name}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return kubeconfigOf(t, envtest.User{Name: name})
 }
 
 // canI runs a `kubectl auth can-i` line (the assets' kubectl) as the

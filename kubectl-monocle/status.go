@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -277,14 +279,14 @@ func describe(kind string, u *unstructured.Unstructured, now time.Time) (Child, 
 		var s appsv1.StatefulSet
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &s) == nil {
 			child.Ready = yesNo(condition.StatefulSetReady(&s))
-			child.Detail = fmt.Sprintf("%d/%d ready, %d updated", s.Status.ReadyReplicas, deref(s.Spec.Replicas, 1), s.Status.UpdatedReplicas)
+			child.Detail = fmt.Sprintf("%d/%d ready, %d updated", s.Status.ReadyReplicas, ptr.Deref(s.Spec.Replicas, 1), s.Status.UpdatedReplicas)
 			return child, &s
 		}
 	case "Deployment":
 		var d appsv1.Deployment
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d) == nil {
 			child.Ready = yesNo(condition.DeploymentReady(&d))
-			child.Detail = fmt.Sprintf("%d/%d available, %d updated", d.Status.AvailableReplicas, deref(d.Spec.Replicas, 1), d.Status.UpdatedReplicas)
+			child.Detail = fmt.Sprintf("%d/%d available, %d updated", d.Status.AvailableReplicas, ptr.Deref(d.Spec.Replicas, 1), d.Status.UpdatedReplicas)
 			return child, &d
 		}
 	case "Job":
@@ -332,13 +334,6 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func deref(p *int32, def int32) int32 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
 func podLine(p *corev1.Pod) Pod {
 	line := Pod{Name: p.Name, Phase: string(p.Status.Phase)}
 	if p.DeletionTimestamp != nil {
@@ -366,8 +361,8 @@ func snapshots(s *v1alpha1.SnapshotsStatus, cj *batchv1.CronJob, now time.Time) 
 		out.Claim, out.Volume, out.Last, out.LastSuccessful = s.Claim, s.Capacity, s.LastScheduleTime, s.LastSuccessfulTime
 	}
 	if cj != nil {
-		out.Schedule, out.TimeZone = cj.Spec.Schedule, deref0(cj.Spec.TimeZone)
-		out.Suspended = cj.Spec.Suspend != nil && *cj.Spec.Suspend
+		out.Schedule, out.TimeZone = cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, "")
+		out.Suspended = ptr.Deref(cj.Spec.Suspend, false)
 		// The CronJob's own status is the newest.
 		out.Last = cmp.Or(cj.Status.LastScheduleTime, out.Last)
 		out.LastSuccessful = cmp.Or(cj.Status.LastSuccessfulTime, out.LastSuccessful)
@@ -377,13 +372,6 @@ func snapshots(s *v1alpha1.SnapshotsStatus, cj *batchv1.CronJob, now time.Time) 
 		}
 	}
 	return out
-}
-
-func deref0(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // scheduleIn reads a CronJob's schedule in its time zone as the CronJob

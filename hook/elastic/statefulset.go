@@ -52,7 +52,10 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 		},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
 		// Ready once the cluster is at least yellow (a 408 otherwise), asked
-		// as the probe user, whose credentials curl reads from a file.
+		// as the probe user, whose credentials curl reads from a file. The
+		// image has curl and bash: ECK's own readiness probe for ES before
+		// 8.2 is a bash script that curls the node from inside its container
+		// (its readiness-probe-script.sh).
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
 				"curl", "--silent", "--fail", "--output", "/dev/null", "--max-time", "2",

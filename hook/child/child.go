@@ -1,5 +1,5 @@
 // Package child holds what every part of a Monocle builds its children
-// with: the components that label them, the Service of a component, the
+// with: the components that label them, the Secret and the Service of a component, the
 // restricted pod of a Monocle's image scheduled as the spec asks, and the
 // random keys of the Secrets.
 package child
@@ -24,6 +24,18 @@ const (
 	ComponentUpdateIdents = "update-idents"
 	ComponentSnapshots    = "snapshots"
 )
+
+// Secret is an Opaque Secret of a Monocle's component: its data, never
+// stringData (the server stores only data, so a stringData answer would
+// differ from what is read back, forever).
+func Secret(n instance.Names, name, component string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   wire.TypeSecret,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
+		Data:       data,
+		Type:       corev1.SecretTypeOpaque,
+	}
+}
 
 // Service is a ClusterIP Service of a Monocle's component, on its "http"
 // port.

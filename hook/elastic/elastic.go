@@ -82,7 +82,7 @@ func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, c
 		if users, err = usersData(n, obs.Secrets[n.Elastic], random); err != nil {
 			return Children{}, Facts{}, err
 		}
-		out.Users = makeUsersSecret(n, users)
+		out.Users = child.Secret(n, n.Elastic, child.ComponentElastic, users)
 	}
 	facts := answer(namespace, n, s, obs, claims, hookImage, &out)
 	facts.Users = users

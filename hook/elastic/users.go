@@ -9,11 +9,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/child"
-	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 )
@@ -83,16 +81,6 @@ func usersData(n instance.Names, observed *corev1.Secret, random io.Reader) (map
 // anew instead.
 func usablePassword(p []byte) bool {
 	return len(p) >= 16 && len(p) <= 128 && strings.Trim(string(p), child.KeyAlphabet) == ""
-}
-
-// makeUsersSecret is the Secret N-elastic: Elasticsearch's users.
-func makeUsersSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta:   wire.TypeSecret,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
-		Data:       data,
-		Type:       corev1.SecretTypeOpaque,
-	}
 }
 
 // Where Elasticsearch reads its config, and where its users are mounted.

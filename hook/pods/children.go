@@ -26,17 +26,6 @@ import (
 // stores them (canonical quantities, explicit protocol), so that the object
 // Metacontroller reads back merges with the next answer into itself.
 
-func makeSecret(n instance.Names, data map[string][]byte) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta:   wire.TypeSecret,
-		ObjectMeta: metav1.ObjectMeta{Name: n.API, Labels: n.Labels(child.ComponentAPI)},
-		// data, never stringData: the server stores only data, so a
-		// stringData answer would differ from what is read back, forever.
-		Data: data,
-		Type: corev1.SecretTypeOpaque,
-	}
-}
-
 func makeConfigMap(n instance.Names, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   wire.TypeConfigMap,

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/hook/applied"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
@@ -121,7 +122,7 @@ func Keys(n instance.Names, obs wire.Children, random io.Reader) (map[string][]b
 // say which sessions the API's Service keeps to.
 func Answer(ctx context.Context, namespace string, n instance.Names, s Settings, obs wire.Children, rel wire.Related,
 	keys map[string][]byte, given Given) (Children, Facts, error) {
-	out := Children{Secret: makeSecret(n, keys)}
+	out := Children{Secret: child.Secret(n, n.API, child.ComponentAPI, keys)}
 	if s.APIReplicas > 1 {
 		out.DisruptionBudget = makeAPIDisruptionBudget(n)
 	}

@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,9 +30,8 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/hook/server"
-	"github.com/change-metrics/monocle-hook/internal/janitorjob"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
-	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
@@ -56,13 +56,6 @@ Usage:
                                        snapshot a Monocle's indices, keep the N newest
   monocle-hook restore --elastic URL --repository R --location P --snapshot S
                                        restore them from snapshot S
-  monocle-hook restore-job --monocle N --namespace NS --snapshot S
-                                       print a Job that runs restore
-  monocle-hook janitor-job COMMAND --monocle N -f objects.yaml [--workspace W] [--crawler C] [--commit-date D]
-                                       print a Job that runs Monocle's janitor (update-idents,
-                                       wipe-crawler-data, set-crawler-commit-date) for the Monocle N
-                                       (objects.yaml: kubectl -n NS get deployments,configmaps
-                                       -l app.kubernetes.io/instance=N -o yaml)
   monocle-hook test --url URL [--ca-bundle PEM]
                                        send a recorded sync request to the hook at URL and check its
                                        answer (the chart's helm test runs it)
@@ -84,8 +77,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		name, rest = args[0], args[1:]
 	}
 	exit := func(err error) int { return exitCode(stderr, "monocle-hook "+name, err) }
-	// --help answers on stdout: the Job and snapshot commands print their
-	// usage on what they are given as stderr.
+	// --help answers on stdout: the snapshot commands print their usage on
+	// what they are given as stderr.
 	usageOut := stderr
 	if slices.ContainsFunc(rest, func(a string) bool { return a == "-h" || a == "-help" || a == "--h" || a == "--help" }) {
 		usageOut = stdout
@@ -97,14 +90,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return 0
+	case "restore-job", "janitor-job":
+		fmt.Fprintf(stderr, "monocle-hook %s: gone since 0.2.0: run kubectl monocle %s, which creates the Job and follows it (docs/plugin.md)\n", name, strings.TrimSuffix(name, "-job"))
+		return 2
 	case "render":
 		return exit(render(rest, stdin, stdout, stderr))
 	case "check":
 		return check(rest, stdin, stdout, stderr)
-	case "restore-job":
-		return exit(restorejob.Run(rest, stdout, usageOut, version))
-	case "janitor-job":
-		return exit(janitorjob.Run(rest, stdin, stdout, usageOut))
 	}
 	// SIGTERM (the pod or the Job deleted, the Job's deadline passed) drains
 	// the hook, and ends a snapshot's or a restore's requests in flight: the
@@ -394,4 +386,4 @@ func render(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // hookImage is this build's own image, the default of --image: the one the
 // snapshot CronJobs run.
-func hookImage() string { return restorejob.ImageRepository + ":" + version }
+func hookImage() string { return instance.ImageRepository + ":" + version }

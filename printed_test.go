@@ -49,9 +49,9 @@ func TestCLIPrintsNoControls(t *testing.T) {
 			},
 			lines: -1, // the usage follows, on lines of its own
 		},
-		"restore-job: a wrong flag": {
+		"restore: a wrong flag": {
 			run: func(_ string, stdout, stderr *bytes.Buffer) int {
-				return run([]string{"restore-job", "--" + hostile}, strings.NewReader(""), stdout, stderr)
+				return run([]string{"restore", "--" + hostile}, strings.NewReader(""), stdout, stderr)
 			},
 			lines: -1,
 		},
@@ -87,11 +87,10 @@ func runRender(stdin string, stdout, stderr *bytes.Buffer) int {
 }
 
 // The commands the CLI's errors print are command.Forms: check's on input
-// without a Monocle, janitor-job's on objects without the API.
+// without a Monocle.
 func TestCLIErrorCommandsAreForms(t *testing.T) {
 	for name, args := range map[string][]string{
-		"check":       {"check", "-f", "-"},
-		"janitor-job": {"janitor-job", "update-idents", "--monocle", "m", "-f", "-"},
+		"check": {"check", "-f", "-"},
 	} {
 		var stderr bytes.Buffer
 		run(args, strings.NewReader("apiVersion: v1\nkind: List\nitems: []\n"), &bytes.Buffer{}, &stderr)

@@ -18,10 +18,6 @@ func TestRunSnapshotCommand(t *testing.T) {
 		wantStdout string
 		wantStderr string
 	}{
-		"restore-job prints a Job": {
-			args:       []string{"restore-job", "--monocle", "m", "--namespace", "ns", "--snapshot", "monocle-20261130-091500", "--image", "localhost/monocle-hook:dev"},
-			wantStdout: "\nkind: Job\n",
-		},
 		"snapshot without its flags": {
 			args: []string{"snapshot"}, wantCode: 2,
 			wantStderr: "monocle-hook snapshot: usage: missing --elastic, --repository, --location, --keep\n",

@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // admits: the NetworkPolicy's rule admits a pod of these labels, in its
@@ -36,8 +36,8 @@ func admits(t *testing.T, np *networkingv1.NetworkPolicy, podLabels map[string]s
 // Every pod the project builds or prints that talks to Elasticsearch is
 // admitted by its Monocle's NetworkPolicy, and none of another Monocle's:
 // the API, the crawler, the update-idents Job, the snapshot CronJob's Jobs,
-// the restore Job restore-job prints and the Jobs janitor-job prints (its
-// golden outputs). Elasticsearch's own pods are those it guards.
+// the restore Job and the janitor Jobs kubectl monocle creates (the
+// latter's golden files); kubectl monocle backup's Jobs are the CronJob's. Elasticsearch's own pods are those it guards.
 func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 	c := newCluster(t, readFixture(t, "sync-v1-new-parent"))
 	c.parent = setSpec(t, c.parent, withSpec(t, `{"api":{"replicas":2},"elasticsearch":{"snapshots":{"schedule":"@daily","keep":3}}}`))
@@ -67,11 +67,12 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 		}
 		pods[kind+"/"+name] = template.Labels
 	}
-	var out, errOut bytes.Buffer
-	if err := restorejob.Run([]string{"--monocle", "monocle-sample", "--namespace", "default", "--snapshot", "monocle-20261130-030000"}, &out, &errOut, "v0.0.0"); err != nil {
-		t.Fatal(err, errOut.String())
+	restore, err := restorejob.Build(restorejob.Options{Monocle: "monocle-sample", Namespace: "default", Snapshot: "monocle-20261130-030000",
+		Repository: snapshot.DefaultRepository, Location: snapshot.DefaultLocation, Image: "ghcr.io/change-metrics/monocle-hook:v0.0.0", Timeout: snapshot.DefaultTimeout})
+	if err != nil {
+		t.Fatal(err)
 	}
-	pods["restore-job's Job"] = printedJob(t, out.Bytes()).Spec.Template.Labels
+	pods["kubectl monocle restore's Job"] = restore.Spec.Template.Labels
 	for _, want := range []string{"Deployment/" + n.API, "Deployment/" + n.Crawler, "StatefulSet/" + n.Elastic, "CronJob/" + n.Snapshots} {
 		if pods[want] == nil {
 			t.Fatalf("no %s in %v", want, a.names())
@@ -92,7 +93,7 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 			t.Errorf("%s is admitted to another Monocle's Elasticsearch", what)
 		}
 	}
-	// janitor-job's Jobs, for its Monocle team.
+	// kubectl monocle janitor's Jobs, for its Monocle team.
 	files, _ := filepath.Glob("../internal/janitorjob/testdata/*.yaml")
 	janitors := 0
 	for _, f := range files {
@@ -106,11 +107,11 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 		job := printedJob(t, b)
 		janitors++
 		if !admits(t, networkPolicyOf(t, "team"), job.Spec.Template.Labels) {
-			t.Errorf("%s: janitor-job's Job (%v) is not admitted to its Elasticsearch", f, job.Spec.Template.Labels)
+			t.Errorf("%s: the janitor's Job (%v) is not admitted to its Elasticsearch", f, job.Spec.Template.Labels)
 		}
 	}
 	if janitors == 0 {
-		t.Fatal("no janitor-job output read")
+		t.Fatal("no janitor Job read")
 	}
 }
 

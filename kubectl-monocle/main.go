@@ -1,19 +1,26 @@
 // kubectl-monocle is a kubectl plugin for Monocles (`kubectl monocle ...`):
 // status says how one is doing, check is the upgrade gate of
-// `monocle-hook check`, reading the cluster itself. It reads the cluster
-// with the user's own kubeconfig and rights, and writes nothing.
+// `monocle-hook check`, reading the cluster itself; backup, restore and
+// janitor are the routine tasks, each one command that does the whole
+// task. It works with the user's own kubeconfig and rights.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -42,6 +49,9 @@ type clients struct {
 	// crawlers is Monocle's API of the Service name in namespace, through
 	// the API server's service proxy.
 	crawlers func(namespace, service string) CrawlerAPI
+	// logs is the log of a pod's container: its last lines, at most
+	// limit bytes.
+	logs func(ctx context.Context, namespace, pod string, limit int64) (string, error)
 }
 
 // run runs the command args and gives its exit code: 0 done (or --help),
@@ -51,12 +61,20 @@ type clients struct {
 func run(args []string, stdout, stderr io.Writer, connect func(namespace string) (*clients, error)) int {
 	root := newRoot(stdout, stderr, connect)
 	root.SetArgs(args)
-	err := root.Execute()
+	// Ctrl-C ends a wait, and a restore then says how to resume or undo.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, errRefused):
 		return 1
+	}
+	var exit errExit
+	if errors.As(err, &exit) {
+		fmt.Fprintln(stderr, "kubectl monocle:", printable.Escape(err.Error()))
+		return exit.code
 	}
 	fmt.Fprintln(stderr, "kubectl monocle:", printable.Escape(err.Error()))
 	var u usageError
@@ -99,8 +117,15 @@ func (o *options) clients(namespace string) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	core, err := corev1client.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	return &clients{dyn: dyn, crawlers: func(namespace, service string) CrawlerAPI {
 		return &MonocleAPI{Client: httpClient, BaseURL: ServiceProxyURL(cfg.Host, namespace, service)}
+	}, logs: func(ctx context.Context, namespace, pod string, limit int64) (string, error) {
+		b, err := core.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{TailLines: ptr.To(int64(1000)), LimitBytes: &limit}).DoRaw(ctx)
+		return string(b), err
 	}}, nil
 }
 
@@ -108,12 +133,15 @@ func newRoot(stdout, stderr io.Writer, connect func(namespace string) (*clients,
 	o := &options{flags: genericclioptions.NewConfigFlags(true), connect: connect}
 	root := &cobra.Command{
 		Use:   "kubectl-monocle",
-		Short: "Monocles' status and upgrade check, from the cluster",
-		Long: `kubectl monocle: how a Monocle is doing, and which Monocles an upgrade of monocle-hook would hold.
-It reads the cluster with your kubeconfig and your rights, and writes nothing.
+		Short: "Monocles' status, upgrade check, snapshots, restores and janitor, from the cluster",
+		Long: `kubectl monocle: how a Monocle is doing (status), which Monocles an upgrade of monocle-hook would
+hold (check), and the routine tasks, each one command that does the whole task: a snapshot now
+(backup), a restore (restore), one of Monocle's janitor commands (janitor). It works with your
+kubeconfig and your rights: status and check write nothing.
 
-Exit codes: 0 done; 1 check found a Monocle that would not apply in full;
-2 a usage error, or the cluster could not be read.`,
+Exit codes: 0 done; 1 check found a Monocle that would not apply in full, or a backup's or a
+restore's Job failed (janitor exits as the janitor did); 2 a usage error, a refusal, or the
+cluster could not be read.`,
 		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl monocle"},
 		Version:           version,
 		SilenceErrors:     true,
@@ -126,7 +154,7 @@ Exit codes: 0 done; 1 check found a Monocle that would not apply in full;
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newStatus(o), newCheck(o))
+	root.AddCommand(newStatus(o), newCheck(o), newBackup(o), newRestore(o), newJanitor(o))
 	return root
 }
 

@@ -31,7 +31,7 @@ type Form struct {
 }
 
 // Forms is every command the project prints in its messages, the Jobs'
-// comments and the CLI's errors (the README's and the chart's are run by
+// comments and the CLI's errors and kubectl monocle's (the README's and the chart's are run by
 // e2e/printed_test.go, which lists them).
 // TestPrintedCommandsAreForms reads every command out of the hook's
 // messages and the Jobs' comments and fails on one that is not here.
@@ -44,30 +44,13 @@ var Forms = []Form{
 		Text: `kubectl -n NAMESPACE patch pvc NAME --type merge -p '{"spec":{"resources":{"requests":{"storage":"SIZE"}}}}'`},
 	{By: "RecreatingStatefulSet's wait (hook/elastic/elastic.go)",
 		Text: `kubectl -n NAMESPACE patch pvc NAME --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'`},
-	{By: "NoRecentSnapshot, NoRunDueYet, SnapshotSucceeded: the last run failed (hook/elastic/snapshots_status.go)",
+	{By: "NoRecentSnapshot, NoRunDueYet, SnapshotSucceeded: the last run failed (hook/elastic/snapshots_status.go); kubectl monocle janitor's, backup's and restore's failure (kubectl-monocle)",
 		Text: "kubectl -n NAMESPACE logs job/NAME"},
-	{By: "restore-job's comments (internal/restorejob)",
-		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"api":{"replicas":0},"crawler":{"enabled":false}}}'`},
-	{By: "restore-job's comments (internal/restorejob)",
-		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}'`},
-	{By: "restore-job's comments (internal/restorejob)",
-		Text: "kubectl -n NAMESPACE get pods -l 'app.kubernetes.io/instance=NAME,app.kubernetes.io/component in (api,crawler,update-idents,snapshots)' --field-selector status.phase=Running"},
-	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE apply -f THIS-FILE"},
-	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE logs -f job/NAME"},
-	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE get job NAME"},
-	{By: "restore-job's comments (internal/restorejob)",
-		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"api":{"replicas":null},"crawler":{"enabled":null}}}'`},
-	{By: "restore-job's comments (internal/restorejob)",
-		Text: `kubectl -n NAMESPACE patch monocle NAME --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}'`},
-	{By: "restore-job's comments (internal/restorejob)", Text: "kubectl -n NAMESPACE delete job NAME"},
-	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl apply -f janitor.yaml"},
 	{By: "check's error on input without a Monocle, and its usage (check.go, main.go)",
 		Text: "kubectl get monocles,configmaps,secrets -A -o yaml"},
 	{By: "check's and render's error on input over their limit (main.go)", Text: "kubectl monocle check -A"},
-	{By: "janitor-job's error on objects without the API, and its usage (internal/janitorjob); NS is for the reader to fill in",
-		Text: "kubectl -n NS get deployments,configmaps -l app.kubernetes.io/instance=NAME -o yaml"},
-	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE wait --for=condition=complete --timeout=10m job/NAME"},
-	{By: "janitor-job's comments (internal/janitorjob)", Text: "kubectl -n NAMESPACE logs job/NAME"},
+	{By: "kubectl monocle restore, interrupted (kubectl-monocle/restore.go): resume", Text: "kubectl monocle restore NAME -n NAMESPACE --snapshot NAME"},
+	{By: "kubectl monocle restore, interrupted, and backup during a restore (kubectl-monocle): undo", Text: "kubectl monocle restore NAME -n NAMESPACE --undo"},
 }
 
 // Namespace reports whether ns may be printed as a namespace: a DNS label,

@@ -27,7 +27,7 @@ type User struct {
 // The users, in the order the files list them.
 var (
 	// Monocle is Monocle's API and its janitor (the update-idents Job,
-	// janitor-job's Jobs). Monocle's crawler never reaches Elasticsearch.
+	// kubectl monocle janitor's Jobs). Monocle's crawler never reaches Elasticsearch.
 	Monocle = User{"monocle", "monocle"}
 	// Snapshots is the snapshot CronJob's and the restore Job's.
 	Snapshots = User{"monocle-snapshots", "monocle_snapshots"}

@@ -1,7 +1,7 @@
 // Package instance is what every object of one Monocle shares: the names
 // and labels of its children, and the pods they run, restricted. The hook
-// builds its children with it, and so do the Jobs it prints for an admin
-// to apply (restore-job, janitor-job), so that they name and run the same.
+// builds its children with it, and so does kubectl monocle the Jobs it
+// creates (restore, janitor), so that they name and run the same.
 // It imports nothing of the project: every part of it may use it.
 package instance
 
@@ -12,6 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 )
+
+// ImageRepository is where the hook's image is published; its tag is the
+// hook's version.
+const ImageRepository = "ghcr.io/change-metrics/monocle-hook"
 
 const (
 	// Group, version and kind of a Monocle, as api/v1alpha1 declares them.

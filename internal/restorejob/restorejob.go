@@ -1,19 +1,16 @@
-// Package restorejob prints the Job that restores a snapshot into a
-// Monocle's Elasticsearch, with the steps around it as comments. It is never
-// applied by the hook: an admin reads it and applies it once, so no spec
-// field left behind can restore anything.
+// Package restorejob builds the Job that restores a snapshot into a
+// Monocle's Elasticsearch: what `kubectl monocle restore` creates, once it
+// has stopped what writes to the indices. The hook never makes it, so no
+// spec field left behind can restore anything.
 package restorejob
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -21,17 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
-	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
-
-// ImageRepository is where the hook's image is published; its tag is the
-// hook's version.
-const ImageRepository = "ghcr.io/change-metrics/monocle-hook"
 
 // Options of one restore.
 type Options struct {
@@ -44,32 +35,12 @@ type Options struct {
 	Timeout    time.Duration
 }
 
-// Run is `monocle-hook restore-job`: it prints the Job for the flags in
-// args. version is the hook's, the default image's tag.
-func Run(args []string, stdout, stderr io.Writer, version string) error {
-	fs := snapshot.NewFlagSet("restore-job", stderr, "Usage: monocle-hook restore-job --monocle NAME --namespace NS --snapshot SNAPSHOT [--image IMAGE] [...]\n\n"+
-		"Prints (never applies) a Job that restores SNAPSHOT into the Monocle's Elasticsearch, and the steps\n"+
-		"around it as comments: stop the API and the crawler, apply, check, start them again.\n\n")
-	var o Options
-	fs.StringVar(&o.Monocle, "monocle", "", "the Monocle's name")
-	fs.StringVar(&o.Namespace, "namespace", "", "the Monocle's namespace")
-	fs.StringVar(&o.Snapshot, "snapshot", "", "the snapshot to restore (kubectl logs of a snapshot run name it; or GET /_snapshot/REPOSITORY/_all)")
-	fs.StringVar(&o.Repository, "repository", snapshot.DefaultRepository, "the snapshot repository")
-	fs.StringVar(&o.Location, "location", snapshot.DefaultLocation, "the repository's directory on the Elasticsearch node")
-	defaultImage := ""
-	if version != "" && version != "dev" {
-		defaultImage = ImageRepository + ":" + version
-	}
-	fs.StringVar(&o.Image, "image", defaultImage, "the hook's image (required for a build without a version)")
-	fs.DurationVar(&o.Timeout, "timeout", snapshot.DefaultTimeout, "the most the restore may take")
-	if err := snapshot.Parse(fs, args); err != nil {
-		return err
-	}
+// Build is the Job that restores o.Snapshot, once o is checked.
+func Build(o Options) (*batchv1.Job, error) {
 	if err := check(o); err != nil {
-		return err
+		return nil, err
 	}
-	job := makeJob(o)
-	return Print(stdout, procedure, job, map[string]any{"o": o, "Job": job.Name})
+	return makeJob(o), nil
 }
 
 func check(o Options) error {
@@ -101,10 +72,14 @@ func check(o Options) error {
 // jobName is the Monocle's name, "-restore-" and a hash of the snapshot's
 // name: at most 38+9+10 characters, a valid label value for the job-name
 // label the Job controller sets; the same snapshot is the same Job, so
-// applying the manifest again restores nothing again.
-func jobName(o Options) string {
-	sum := sha256.Sum256([]byte(o.Repository + "/" + o.Snapshot))
-	return o.Monocle + "-restore-" + hex.EncodeToString(sum[:])[:10]
+// it never runs twice at once.
+func jobName(o Options) string { return JobName(o.Monocle, o.Repository, o.Snapshot) }
+
+// JobName is the restore Job's name for the Monocle, repository and
+// snapshot.
+func JobName(monocle, repository, snapshot string) string {
+	sum := sha256.Sum256([]byte(repository + "/" + snapshot))
+	return monocle + "-restore-" + hex.EncodeToString(sum[:])[:10]
 }
 
 // makeJob is the restore Job: our own binary, `monocle-hook restore`,
@@ -158,55 +133,3 @@ func NewJob(name, namespace string, labels map[string]string, backoffLimit int32
 		},
 	}
 }
-
-// Print writes, all or nothing, the comments (executed on data) and then
-// the Job as YAML: what restore-job and janitor-job print. Only the fields
-// a new Job has set: not its status (status: {}); a zero
-// creationTimestamp is omitzero in apimachinery's ObjectMeta.
-func Print(w io.Writer, comments *template.Template, job *batchv1.Job, data any) error {
-	doc, err := yaml.Marshal(struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ObjectMeta `json:"metadata"`
-		Spec            batchv1.JobSpec   `json:"spec"`
-	}{job.TypeMeta, job.ObjectMeta, job.Spec})
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	if err := comments.Execute(&out, data); err != nil {
-		return err
-	}
-	// Each comment line stays one line of text, whatever a value it
-	// shows holds (the objects of -f are a file anyone may have written).
-	_, err = fmt.Fprintf(w, "%s---\n%s", printable.Lines(out.String()), doc)
-	return err
-}
-
-// procedure is printed before the Job, as YAML comments.
-var procedure = template.Must(template.New("procedure").Parse(`# Restores snapshot {{.o.Snapshot}} (repository {{.o.Repository}}) into the Elasticsearch of
-# Monocle {{.o.Monocle}} in namespace {{.o.Namespace}}, in place: the Monocle indices the snapshot holds
-# are closed, replaced by the snapshot's and waited for; Monocle indices it does not hold (a
-# workspace added since) are left as they are. Printed by monocle-hook restore-job: only you
-# apply it, once. Applied again, it is unchanged and restores nothing; delete it to run it again.
-#
-# 1. Stop what writes to the indices (the API, the crawler, an update-idents Job) and what reads
-#    them (a snapshot run), and wait until the last command lists no pod:
-#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"api":{"replicas":0},"crawler":{"enabled":false}}}'
-#    If the Monocle takes snapshots (spec.elasticsearch.snapshots is set), suspend them too: no
-#    run starts during the restore, and none deletes the snapshot you restore:
-#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}'
-#      kubectl -n {{.o.Namespace}} get pods -l 'app.kubernetes.io/instance={{.o.Monocle}},app.kubernetes.io/component in (api,crawler,update-idents,snapshots)' --field-selector status.phase=Running
-# 2. Restore, follow its log, check it completed (it exits 1 on any failure, saying why):
-#      kubectl -n {{.o.Namespace}} apply -f THIS-FILE
-#      kubectl -n {{.o.Namespace}} logs -f job/{{.Job}}
-#      kubectl -n {{.o.Namespace}} get job {{.Job}}        # COMPLETIONS 1/1
-#    A failed restore leaves the indices it closed closed: delete the Job and apply it again,
-#    or reopen them (POST /<index>/_open on Elasticsearch) to get back the data from before.
-# 3. Start the API and the crawler again (null is the default: 1 replica, crawler on; put back
-#    your own values if you had set others), then check the web UI shows the snapshot's data:
-#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"api":{"replicas":null},"crawler":{"enabled":null}}}'
-#    and, if you suspended them in step 1, resume the snapshots:
-#      kubectl -n {{.o.Namespace}} patch monocle {{.o.Monocle}} --type merge -p '{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}'
-#    The crawlers resume from where the snapshot left them: what came after is crawled again.
-# 4. kubectl -n {{.o.Namespace}} delete job {{.Job}}
-`))

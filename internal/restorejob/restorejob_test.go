@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -37,40 +38,27 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// The printed manifest, as an admin gets it for the defaults.
-func TestRestoreJobGolden(t *testing.T) {
-	var out, errs bytes.Buffer
-	err := Run([]string{"--monocle", "monocle-sample", "--namespace", "team-a", "--snapshot", "monocle-20261130-091500"}, &out, &errs, "v0.2.0")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errs.String())
-	}
-	golden(t, "restore-job.yaml", out.Bytes())
-	// Snapshots are suspended during the restore and resumed after it, and
-	// a snapshot run is among the pods to wait for.
-	for _, want := range []string{`{"spec":{"elasticsearch":{"snapshots":{"suspend":true}}}}`, `{"spec":{"elasticsearch":{"snapshots":{"suspend":null}}}}`,
-		"component in (api,crawler,update-idents,snapshots)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the procedure does not say %s", want)
-		}
-	}
-	if strings.Index(out.String(), `"suspend":true`) > strings.Index(out.String(), "apply -f THIS-FILE") {
-		t.Error("snapshots are suspended after the restore starts")
-	}
+// options are a restore of the defaults, as kubectl monocle restore
+// gives them.
+func options() Options {
+	return Options{Monocle: "monocle-sample", Namespace: "team-a", Snapshot: "monocle-20261130-091500",
+		Repository: snapshot.DefaultRepository, Location: snapshot.DefaultLocation,
+		Image: "ghcr.io/change-metrics/monocle-hook:v0.2.0", Timeout: snapshot.DefaultTimeout}
+}
 
-	// It is one Job that the API server can take, restricted and bounded.
-	docs := strings.Split(out.String(), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("%d documents, want the procedure's comments then one Job", len(docs))
-	}
-	for _, line := range strings.Split(docs[0], "\n") {
-		if line != "" && !strings.HasPrefix(line, "#") {
-			t.Errorf("not a comment before the Job: %q", line)
-		}
-	}
-	var job batchv1.Job
-	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+// The Job, for the defaults.
+func TestRestoreJobGolden(t *testing.T) {
+	job, err := Build(options())
+	if err != nil {
 		t.Fatal(err)
 	}
+	out, err := yaml.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "restore-job.yaml", out)
+
+	// It is one Job that the API server can take, restricted and bounded.
 	pod := job.Spec.Template.Spec
 	c := pod.Containers[0]
 	switch {
@@ -124,39 +112,34 @@ func TestJobName(t *testing.T) {
 }
 
 func TestRestoreJobRefuses(t *testing.T) {
-	base := []string{"--monocle", "m", "--namespace", "ns", "--snapshot", "monocle-20261130-091500"}
 	tests := map[string]struct {
-		args    []string
-		version string
+		edit    func(*Options)
 		wantErr string
 	}{
-		"no flag":                      {args: nil, version: "v1", wantErr: "missing --monocle, --namespace, --snapshot"},
-		"no version and no --image":    {args: base, version: "dev", wantErr: "missing --image"},
-		"a Monocle name too long":      {args: append(base, "--monocle", strings.Repeat("m", 39)), version: "v1", wantErr: "is not a Monocle's name"},
-		"a Monocle name not a label":   {args: append(base, "--monocle", "M_1"), version: "v1", wantErr: "is not a Monocle's name"},
-		"a namespace not a label":      {args: append(base, "--namespace", "a.b"), version: "v1", wantErr: `--namespace "a.b"`},
-		"a snapshot name ES refuses":   {args: append(base, "--snapshot", "Snap shot"), version: "v1", wantErr: `snapshot "Snap shot"`},
-		"a relative location":          {args: append(base, "--location", "snapshots"), version: "v1", wantErr: `location "snapshots"`},
-		"a timeout under a minute":     {args: append(base, "--timeout", "10s"), version: "v1", wantErr: "--timeout 10s: at least 1m"},
-		"an image with a space":        {args: append(base, "--image", "a b"), version: "v1", wantErr: `--image "a b"`},
-		"a positional argument":        {args: append(base, "now"), version: "v1", wantErr: `unexpected arguments: ["now"]`},
-		"--image for a dev build (ok)": {args: append(base, "--image", "localhost/monocle-hook:dev"), version: "dev"},
+		"nothing":                    {edit: func(o *Options) { *o = Options{Timeout: time.Hour} }, wantErr: "missing --image, --monocle, --namespace, --snapshot"},
+		"no image":                   {edit: func(o *Options) { o.Image = "" }, wantErr: "missing --image"},
+		"a Monocle name too long":    {edit: func(o *Options) { o.Monocle = strings.Repeat("m", 39) }, wantErr: "is not a Monocle's name"},
+		"a Monocle name not a label": {edit: func(o *Options) { o.Monocle = "M_1" }, wantErr: "is not a Monocle's name"},
+		"a namespace not a label":    {edit: func(o *Options) { o.Namespace = "a.b" }, wantErr: `--namespace "a.b"`},
+		"a snapshot name ES refuses": {edit: func(o *Options) { o.Snapshot = "Snap shot" }, wantErr: `snapshot "Snap shot"`},
+		"a relative location":        {edit: func(o *Options) { o.Location = "snapshots" }, wantErr: `location "snapshots"`},
+		"a timeout under a minute":   {edit: func(o *Options) { o.Timeout = 10 * time.Second }, wantErr: "--timeout 10s: at least 1m"},
+		"an image with a space":      {edit: func(o *Options) { o.Image = "a b" }, wantErr: `--image "a b"`},
+		"another image (ok)":         {edit: func(o *Options) { o.Image = "localhost/monocle-hook:dev" }},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := Run(tc.args, &out, &bytes.Buffer{}, tc.version)
+			o := options()
+			tc.edit(&o)
+			job, err := Build(o)
 			if tc.wantErr == "" {
-				if err != nil || !strings.Contains(out.String(), "image: localhost/monocle-hook:dev") {
-					t.Errorf("err = %v, out:\n%s", err, out.String())
+				if err != nil || job.Spec.Template.Spec.Containers[0].Image != o.Image {
+					t.Errorf("err = %v, job:\n%+v", err, job)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || job != nil {
 				t.Errorf("err = %v, want %s", err, tc.wantErr)
-			}
-			if out.Len() > 0 {
-				t.Errorf("printed on error:\n%s", out.String())
 			}
 		})
 	}

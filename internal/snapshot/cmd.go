@@ -20,7 +20,7 @@ const DefaultTimeout = 30 * time.Minute
 // RunSnapshot is `monocle-hook snapshot`: it takes one snapshot and
 // applies retention, logging to stderr. now names the snapshot.
 func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func() time.Time) error {
-	fs := NewFlagSet("snapshot", stderr, "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--timeout 30m]\n\n"+
+	fs := NewFlagSet("snapshot", stderr, "Usage: monocle-hook snapshot --elastic URL --repository NAME --location PATH --keep N [--prefix monocle] [--name PREFIX-YYYYMMDD-HHMMSS] [--timeout 30m]\n\n"+
 		"Registers the fs repository if missing, snapshots Monocle's indices ("+Indices+") as PREFIX-YYYYMMDD-HHMMSS (UTC),\n"+
 		"waits for it, and deletes those of its snapshots older than the KEEP-th newest successful one. Exits 1 on any failure, 2 on a usage error.\n\n")
 	o := Options{Now: now, Log: slog.New(slog.NewTextHandler(stderr, nil))}
@@ -28,6 +28,7 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
 	fs.IntVar(&o.Keep, "keep", 0, "how many successful snapshots of ours to keep (at least 1)")
 	fs.StringVar(&o.Prefix, "prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
+	fs.StringVar(&o.Name, "name", "", "the snapshot's name, PREFIX-YYYYMMDD-HHMMSS (default: of now); one that exists and succeeded is kept, not taken again")
 	return runAgainst(ctx, fs, args, "the most the whole run may take, the snapshot's wait included", func(ctx context.Context, c *Client) error {
 		_, err := Take(ctx, c, o)
 		return err
@@ -39,7 +40,7 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 func RunRestore(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := NewFlagSet("restore", stderr, "Usage: monocle-hook restore --elastic URL --repository NAME --location PATH --snapshot NAME [--timeout 30m]\n\n"+
 		"Restores Monocle's indices from a SUCCESS snapshot, in place: closes those that exist, restores, waits until\n"+
-		"their primary shards are active. Stop the Monocle's API and crawler first (monocle-hook restore-job prints the steps).\n\n")
+		"their primary shards are active. Stop the Monocle's API and crawler first: kubectl monocle restore does the whole procedure.\n\n")
 	o := RestoreOptions{Log: slog.New(slog.NewTextHandler(stderr, nil))}
 	fs.StringVar(&o.Repository, "repository", "", "the snapshot repository's name (registered if missing)")
 	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node (e.g. "+DefaultLocation+")")

@@ -26,9 +26,14 @@ type Options struct {
 	Repository string // registered if missing
 	Location   string // the repository's directory, under the node's path.repo
 	Prefix     string // of our snapshots' names
-	Keep       int    // successful snapshots of ours to keep, at least 1
-	Now        func() time.Time
-	Log        *slog.Logger
+	// Name is the snapshot's, one of ours (PREFIX-YYYYMMDD-HHMMSS); ""
+	// names it after Now. A run again with the same Name (the Job's next
+	// attempt) keeps that snapshot if it succeeded, instead of failing on
+	// a name taken.
+	Name string
+	Keep int // successful snapshots of ours to keep, at least 1
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // Result says what a run did.
@@ -51,20 +56,31 @@ func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 	if o.Keep < 1 {
 		return Result{}, fmt.Errorf("keep is %d: at least 1", o.Keep)
 	}
+	if o.Name != "" && !ours(o.Prefix, o.Name) {
+		return Result{}, fmt.Errorf("name %q is not %s-YYYYMMDD-HHMMSS: retention would never delete it", o.Name, o.Prefix)
+	}
 	if err := c.ensureRepository(ctx, o.Repository, o.Location, o.Log); err != nil {
 		return Result{}, err
 	}
-	name := Name(o.Prefix, o.Now())
-	o.Log.Info("taking a snapshot", "repository", o.Repository, "snapshot", name, "indices", Indices)
-	info, err := c.createSnapshot(ctx, o.Repository, name)
+	name := cmp.Or(o.Name, Name(o.Prefix, o.Now()))
+	taken, err := c.taken(ctx, o.Repository, o.Prefix, o.Name)
 	if err != nil {
-		return Result{}, fmt.Errorf("snapshot %s: %w", name, err)
-	}
-	if err := info.succeeded(); err != nil {
 		return Result{}, err
 	}
-	o.Log.Info("snapshot taken", "snapshot", name, "indices", len(info.Indices), "shards", info.Shards.Total,
-		"duration", (time.Duration(info.DurationInMillis) * time.Millisecond).String())
+	if taken {
+		o.Log.Info("snapshot already taken", "snapshot", name)
+	} else {
+		o.Log.Info("taking a snapshot", "repository", o.Repository, "snapshot", name, "indices", Indices)
+		info, err := c.createSnapshot(ctx, o.Repository, name)
+		if err != nil {
+			return Result{}, fmt.Errorf("snapshot %s: %w", name, err)
+		}
+		if err := info.succeeded(); err != nil {
+			return Result{}, err
+		}
+		o.Log.Info("snapshot taken", "snapshot", name, "indices", len(info.Indices), "shards", info.Shards.Total,
+			"duration", (time.Duration(info.DurationInMillis) * time.Millisecond).String())
+	}
 
 	result := Result{Snapshot: name}
 	list, err := c.listSnapshots(ctx, o.Repository, o.Prefix+"-*")
@@ -79,6 +95,26 @@ func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 		result.Deleted = append(result.Deleted, s.Snapshot)
 	}
 	return result, nil
+}
+
+// taken tells whether a snapshot of ours named name (not "") exists and
+// succeeded; one that exists and did not is an error that says why.
+func (c *Client) taken(ctx context.Context, repo, prefix, name string) (bool, error) {
+	if name == "" {
+		return false, nil
+	}
+	list, err := c.listSnapshots(ctx, repo, prefix+"-*")
+	if err != nil {
+		return false, fmt.Errorf("listing snapshots: %w", err)
+	}
+	i := slices.IndexFunc(list, func(s snapshotInfo) bool { return s.Snapshot == name })
+	if i < 0 {
+		return false, nil
+	}
+	if err := list[i].succeeded(); err != nil {
+		return false, fmt.Errorf("%w: the name is taken", err)
+	}
+	return true, nil
 }
 
 // bounded gives ctx a deadline if it has none: the calls that wait (the

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -74,6 +75,39 @@ func TestTake(t *testing.T) {
 			wantRequests:  []string{getRepo, create, list},
 			wantSnapshots: []string{newSnapshot},
 			wantIndices:   []string{"monocle.changes.1.demo", "monocle.changes.1.zuul", "monocle.config"},
+		},
+		"a name given (kubectl monocle backup): taken under it": {
+			setup:         func(f *fakeES) { withMonocle(f); registered(f) },
+			options:       func(o *Options) { o.Name = "monocle-20261201-000000" },
+			wantRequests:  []string{getRepo, list, "PUT /_snapshot/monocle/monocle-20261201-000000?wait_for_completion=true", list},
+			wantSnapshots: []string{"monocle-20261201-000000"},
+			wantIndices:   []string{"monocle.changes.1.demo", "monocle.changes.1.zuul", "monocle.config"},
+		},
+		"a name given that succeeded (the Job's next attempt): kept, not taken again": {
+			setup: func(f *fakeES) {
+				withMonocle(f)
+				registered(f)
+				f.seed(DefaultLocation, past("monocle-20261201-000000", "SUCCESS", 1))
+			},
+			options:       func(o *Options) { o.Name = "monocle-20261201-000000" },
+			wantRequests:  []string{getRepo, list, list},
+			wantSnapshots: []string{"monocle-20261201-000000"},
+		},
+		"a name given that failed: an error, nothing taken": {
+			setup: func(f *fakeES) {
+				withMonocle(f)
+				registered(f)
+				f.seed(DefaultLocation, past("monocle-20261201-000000", "FAILED", 1))
+			},
+			options:       func(o *Options) { o.Name = "monocle-20261201-000000" },
+			wantErr:       "snapshot monocle-20261201-000000 is FAILED: Indices don't have primary shards [monocle.config] (1 of 1 shards failed; [monocle.config][0] IndexShardSnapshotFailedException[disk full]): the name is taken",
+			wantRequests:  []string{getRepo, list},
+			wantSnapshots: []string{"monocle-20261201-000000"},
+		},
+		"a name retention would never delete: refused before any request": {
+			setup:   withMonocle,
+			options: func(o *Options) { o.Name = "before-upgrade" },
+			wantErr: `name "before-upgrade" is not monocle-YYYYMMDD-HHMMSS`,
 		},
 		"a Monocle without workspaces yet: the config index alone": {
 			setup: func(f *fakeES) {
@@ -206,8 +240,8 @@ func TestTake(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Take: %v", err)
 				}
-				if result.Snapshot != newSnapshot {
-					t.Errorf("took %q, want %q", result.Snapshot, newSnapshot)
+				if want := cmp.Or(o.Name, newSnapshot); result.Snapshot != want {
+					t.Errorf("took %q, want %q", result.Snapshot, want)
 				}
 			}
 			if got := f.requestLog(); !slices.Equal(got, tc.wantRequests) {

@@ -1,0 +1,413 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// lockedBuffer is a process's output, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// background is the plugin running while the test plays the controllers.
+type background struct {
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+	code int
+}
+
+func startPlugin(t *testing.T, bin, kubeconfig string, args ...string) *background {
+	t.Helper()
+	b := &background{out: &lockedBuffer{}, done: make(chan struct{})}
+	b.cmd = exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = b.cmd.Wait()
+		b.code = b.cmd.ProcessState.ExitCode()
+		close(b.done)
+	}()
+	t.Cleanup(func() { _ = b.cmd.Process.Kill(); <-b.done })
+	return b
+}
+
+// until waits, at most 2 minutes, for the plugin to print want.
+func (b *background) until(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(b.out.String(), want); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-b.done:
+			t.Fatalf("the plugin exited %d without printing %q:\n%s", b.code, want, b.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 minutes, the plugin has not printed %q:\n%s", want, b.out.String())
+		}
+	}
+}
+
+// exit waits, at most 2 minutes, for the plugin to end: its exit code.
+func (b *background) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the plugin still runs after 2 minutes:\n%s", b.out.String())
+	}
+	t.Logf("%s: exit %d\n%s", strings.Join(b.cmd.Args[1:], " "), b.code, b.out.String())
+	// The namespace warns on what the restricted standard would refuse:
+	// every Job the plugin makes passes it.
+	if strings.Contains(b.out.String(), "Warning:") {
+		t.Errorf("the API server warned:\n%s", b.out.String())
+	}
+	return b.code
+}
+
+// endJob marks a Job ended as the Job controller would, through the status
+// subresource (no pod runs here): Kubernetes 1.37 accepts Complete only
+// with startTime, completionTime and SuccessCriteriaMet, and Failed only
+// with startTime and FailureTarget.
+func endJob(t *testing.T, ns, name string, succeeded bool) {
+	t.Helper()
+	job := &batchv1.Job{}
+	if err := k8sClient.Get(context.Background(), clientKey(ns, name), job); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	cond := func(typ batchv1.JobConditionType, reason string) batchv1.JobCondition {
+		return batchv1.JobCondition{Type: typ, Status: corev1.ConditionTrue, Reason: reason, Message: "marked by the test", LastProbeTime: now, LastTransitionTime: now}
+	}
+	if succeeded {
+		job.Status.CompletionTime = &now
+		job.Status.Succeeded = 1
+		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached"), cond(batchv1.JobComplete, "CompletionsReached")}
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded"), cond(batchv1.JobFailed, "BackoffLimitExceeded")}
+	}
+	if err := k8sClient.Status().Update(context.Background(), job); err != nil {
+		t.Fatalf("marking Job %s ended: %v", name, err)
+	}
+}
+
+// jobsOf are the Jobs of ns whose names start with prefix.
+func jobsOf(t *testing.T, ns, prefix string) []batchv1.Job {
+	t.Helper()
+	var list batchv1.JobList
+	if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(list.Items, func(j batchv1.Job) bool { return !strings.HasPrefix(j.Name, prefix) })
+}
+
+// oneJob waits for the one Job of ns named prefix..., at most a minute.
+func oneJob(t *testing.T, ns, prefix string, while func()) batchv1.Job {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if while != nil {
+			while()
+		}
+		if jobs := jobsOf(t, ns, prefix); len(jobs) == 1 {
+			return jobs[0]
+		} else if len(jobs) > 1 || time.Now().After(deadline) {
+			t.Fatalf("Jobs %s*: %d, want 1", prefix, len(jobs))
+		}
+	}
+}
+
+// routineSpec is what restore must put back: the user's own values.
+func routineSpec(t *testing.T, d *driver) map[string]any {
+	t.Helper()
+	spec, _, _ := unstructured.NestedMap(d.monocle("m").Object, "spec")
+	return map[string]any{"api": spec["api"], "crawler": spec["crawler"], "snapshots": nestedOr(spec, "elasticsearch", "snapshots")}
+}
+
+func nestedOr(m map[string]any, fields ...string) any {
+	v, _, _ := unstructured.NestedFieldCopy(m, fields...)
+	return v
+}
+
+// TestRoutineTasksAsAnEditor: kubectl monocle backup, janitor and restore,
+// on the real API server, as a user with only the namespace's edit role
+// (and the chart's aggregated ClusterRoles, which give it Monocles). The
+// test plays Metacontroller (the driver) and the Job controller (it marks
+// the Jobs ended: no pod runs here).
+func TestRoutineTasksAsAnEditor(t *testing.T) {
+	ctx := context.Background()
+	bin := buildPlugin(t)
+	startControllerManager(t, "clusterrole-aggregation")
+	ns := restrictedNamespace(t)
+	for _, o := range renderChart(t, ns, "--set", "compositeController.name="+ns) {
+		if o.GetKind() != "ClusterRole" {
+			continue
+		}
+		if err := k8sClient.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), o) })
+	}
+	user := ns + "-edit"
+	if err := k8sClient.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "edit", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	editor := userKubeconfig(t, user)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		if answer, _ := canI(t, editor, "kubectl auth can-i patch monocles -n "+ns); answer == "yes" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after 60 s, the editor may still not patch monocles")
+		}
+	}
+
+	d := newDriver(t, ns)
+	config := "workspaces:\n  - name: demo\n    crawlers:\n      - name: zuul\n        update_since: \"2024-01-01\"\n" +
+		"        provider: {gerrit_url: https://review.opendev.org, gerrit_repositories: [zuul/zuul]}\n"
+	d.createMonocle("m", map[string]any{"config": config, "api": map[string]any{"replicas": int64(2)}, "crawler": map[string]any{"enabled": true},
+		"elasticsearch": map[string]any{"snapshots": map[string]any{"schedule": "0 3 * * *", "keep": int64(7)}}})
+	d.converge("m")
+	d.createMonocle("plain", map[string]any{"config": config})
+	d.converge("plain")
+	m := d.monocle("m")
+
+	t.Run("backup", func(t *testing.T) {
+		code, out, errOut := runPlugin(t, bin, editor, "backup", "plain", "-n", ns)
+		if code != 2 || !strings.Contains(errOut, "no snapshots: Monocle plain takes none, spec.elasticsearch.snapshots is not set") {
+			t.Fatalf("backup of a Monocle without snapshots: exit %d\n%s%s", code, out, errOut)
+		}
+		// A scheduled run is active: backup waits for it.
+		cj := &batchv1.CronJob{}
+		if err := k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj); err != nil {
+			t.Fatal(err)
+		}
+		cj.Status.Active = []corev1.ObjectReference{{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: "m-snapshots-29400000"}}
+		if err := k8sClient.Status().Update(ctx, cj); err != nil {
+			t.Fatal(err)
+		}
+		b := startPlugin(t, bin, editor, "backup", "m", "-n", ns)
+		b.until(t, "A scheduled snapshot run is active (Job m-snapshots-29400000): waiting for it to end")
+		time.Sleep(2 * time.Second)
+		if jobs := jobsOf(t, ns, "m-snapshots-b"); len(jobs) > 0 {
+			t.Fatalf("a backup Job while a scheduled run is active: %s", jobs[0].Name)
+		}
+		cj.Status.Active = nil
+		if err := k8sClient.Status().Update(ctx, cj); err != nil {
+			t.Fatal(err)
+		}
+		job := oneJob(t, ns, "m-snapshots-b", nil)
+		args := job.Spec.Template.Spec.Containers[0].Args
+		snapshot := args[len(args)-1]
+		owner := metav1.GetControllerOf(&job)
+		switch {
+		case owner == nil || owner.Kind != "CronJob" || owner.UID != cj.UID:
+			t.Errorf("the backup Job's controller: %+v, want the CronJob", owner)
+		case job.Annotations["cronjob.kubernetes.io/instantiate"] != "manual":
+			t.Errorf("annotations %v", job.Annotations)
+		case !strings.HasPrefix(snapshot, "monocle-") || args[len(args)-2] != "--name" || !slices.Equal(args[:len(args)-2], cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args):
+			t.Errorf("args %q: want the CronJob's and --name", args)
+		case job.Labels["app.kubernetes.io/instance"] != "m" || job.Labels["controller-uid"] != "":
+			t.Errorf("labels %v", job.Labels)
+		}
+		endJob(t, ns, job.Name, true)
+		if code := b.exit(t); code != 0 || !strings.Contains(b.out.String(), "snapshot "+snapshot+" taken") {
+			t.Fatalf("backup: exit %d, want 0 naming %s", code, snapshot)
+		}
+	})
+
+	t.Run("janitor", func(t *testing.T) {
+		code, out, errOut := runPlugin(t, bin, editor, "janitor", "m", "wipe-crawler-data", "-n", ns, "--workspace", "nova", "--crawler", "zuul")
+		if code != 2 || !strings.Contains(errOut, `the config the API mounts has no workspace "nova"; its workspaces: "demo"`) {
+			t.Fatalf("janitor on a workspace the config lacks: exit %d\n%s%s", code, out, errOut)
+		}
+		if jobs := jobsOf(t, ns, "m-janitor-"); len(jobs) > 0 {
+			t.Fatal("a refused janitor made a Job")
+		}
+		for i, end := range []bool{false, true} {
+			b := startPlugin(t, bin, editor, "janitor", "m", "update-idents", "-n", ns)
+			b.until(t, "waiting for it to end")
+			job := oneJob(t, ns, "m-janitor-", nil)
+			c := job.Spec.Template.Spec.Containers[0]
+			switch {
+			case len(job.OwnerReferences) != 1 || job.OwnerReferences[0].UID != m.GetUID() || job.OwnerReferences[0].Kind != "Monocle" ||
+				metav1.GetControllerOf(&job) != nil:
+				t.Errorf("owners %+v: want the Monocle, not as controller", job.OwnerReferences)
+			case job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != 3600:
+				t.Errorf("ttlSecondsAfterFinished %v", job.Spec.TTLSecondsAfterFinished)
+			case job.Labels["controller-uid"] != "" || job.Spec.Template.Labels["app.kubernetes.io/instance"] != "m":
+				t.Errorf("labels %v, template's %v", job.Labels, job.Spec.Template.Labels)
+			case len(c.Env) != 1 || c.Env[0].ValueFrom.SecretKeyRef.Name != "m-elastic" || c.Env[0].ValueFrom.SecretKeyRef.Key != "monocle.url":
+				t.Errorf("env %+v: want the writer's URL from m-elastic", c.Env)
+			case strings.Join(c.Command[:3], " ") != "monocle janitor update-idents":
+				t.Errorf("command %q", c.Command)
+			}
+			// The Monocle's syncs leave it alone.
+			d.sync("m")
+			if err := k8sClient.Get(ctx, clientKey(ns, job.Name), &batchv1.Job{}); err != nil {
+				t.Fatalf("after a sync: %v", err)
+			}
+			endJob(t, ns, job.Name, end)
+			code := b.exit(t)
+			if end && (code != 0 || !strings.Contains(b.out.String(), "monocle janitor update-idents succeeded")) ||
+				!end && (code != 1 || !strings.Contains(b.out.String(), "the janitor failed: marked by the test")) {
+				t.Fatalf("run %d: exit %d", i, code)
+			}
+			if i == 1 && !strings.Contains(b.out.String(), "ran this command before: deleting it to run it again") {
+				t.Error("the second run did not replace the first's Job")
+			}
+		}
+	})
+
+	t.Run("restore", func(t *testing.T) {
+		const snapshot = "monocle-20261130-030000"
+		before := routineSpec(t, d)
+		rv := d.monocle("m").GetResourceVersion()
+		code, out, errOut := runPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run")
+		if code != 0 || !strings.Contains(out, `"spec":{"api":{"replicas":0},"crawler":{"enabled":false},"elasticsearch":{"snapshots":{"suspend":true}}}`) ||
+			!strings.Contains(out, `"spec":{"api":{"replicas":2},"crawler":{"enabled":true},"elasticsearch":{"snapshots":{"suspend":null}}}}`) ||
+			!strings.Contains(out, "kind: Job") {
+			t.Fatalf("restore --dry-run: exit %d\n%s%s", code, out, errOut)
+		}
+		if d.monocle("m").GetResourceVersion() != rv || len(jobsOf(t, ns, "m-restore-")) > 0 {
+			t.Fatal("restore --dry-run changed the Monocle, or made a Job")
+		}
+
+		// restore up to the Job, then the Monocle put back as it was
+		// once the Job completes, and again once it fails.
+		for _, succeed := range []bool{true, false} {
+			b := startPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--stop-timeout", "2m")
+			b.until(t, "2/4 Waiting until no pod")
+			stopped := routineSpec(t, d)
+			if !jsonEqual(stopped["api"], map[string]any{"replicas": int64(0)}) || !jsonEqual(stopped["crawler"], map[string]any{"enabled": false}) ||
+				nestedOr(d.monocle("m").Object, "spec", "elasticsearch", "snapshots", "suspend") != true {
+				t.Fatalf("while restoring: %v", stopped)
+			}
+			job := oneJob(t, ns, "m-restore-", func() { d.sync("m") })
+			if cj := (&batchv1.CronJob{}); k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj) != nil || !*cj.Spec.Suspend {
+				t.Error("the restore Job was created before the snapshots were suspended")
+			}
+			endJob(t, ns, job.Name, succeed)
+			code := b.exit(t)
+			if after := routineSpec(t, d); !jsonEqual(after, before) || d.monocle("m").GetAnnotations()["monocle.monocle.change-metrics.io/restore"] != "" {
+				t.Fatalf("after the restore: %v, want %v as before, and no annotation", after, before)
+			}
+			if kept := len(jobsOf(t, ns, "m-restore-")) == 1; succeed && (code != 0 || kept) || !succeed && (code != 1 || !kept) {
+				t.Fatalf("restore (Job succeeded %t): exit %d, its Job kept %t", succeed, code, kept)
+			}
+			d.converge("m")
+		}
+
+		// Interrupted while waiting for the writers (no sync answers):
+		// the printed commands resume and undo it.
+		var resume, undo string
+		for _, step := range []string{"resume", "undo"} {
+			b := startPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--stop-timeout", "2m")
+			b.until(t, "2/4 Waiting until no pod")
+			if err := b.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := b.exit(t); code != 2 {
+				t.Fatalf("interrupted: exit %d", code)
+			}
+			msg := b.out.String()
+			resume = between(t, msg, "Resume it with ", ", or put")
+			undo = between(t, msg, "back as it was with ", " (a restore")
+			if step == "undo" {
+				break
+			}
+			// Resumed: it goes on with the values recorded before, not
+			// the stopped ones.
+			r := startShell(t, editor, bin, resume)
+			job := oneJob(t, ns, "m-restore-", func() { d.sync("m") })
+			endJob(t, ns, job.Name, true)
+			if code := r.exit(t); code != 0 || !strings.Contains(r.out.String(), "Resuming the restore of snapshot "+snapshot) {
+				t.Fatalf("%s: exit %d", resume, code)
+			}
+			if after := routineSpec(t, d); !jsonEqual(after, before) {
+				t.Fatalf("after the resumed restore: %v, want %v", after, before)
+			}
+			d.converge("m")
+		}
+		wantResume := "kubectl monocle restore m -n " + ns + " --snapshot " + snapshot
+		if resume != wantResume || undo != "kubectl monocle restore m -n "+ns+" --undo" {
+			t.Errorf("printed %q and %q", resume, undo)
+		}
+		if u := startShell(t, editor, bin, undo); u.exit(t) != 0 {
+			t.Fatalf("%s failed", undo)
+		}
+		if after := routineSpec(t, d); !jsonEqual(after, before) || d.monocle("m").GetAnnotations()["monocle.monocle.change-metrics.io/restore"] != "" {
+			t.Fatalf("after %s: %v, want %v", undo, after, before)
+		}
+	})
+}
+
+// between is what msg holds between from and to.
+func between(t *testing.T, msg, from, to string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(msg, from)
+	cmd, _, ok2 := strings.Cut(rest, to)
+	if !ok || !ok2 {
+		t.Fatalf("no %q...%q in:\n%s", from, to, msg)
+	}
+	return cmd
+}
+
+// startShell runs line, a command the plugin printed, in sh with the
+// plugin on PATH as kubectl-monocle beside kubectl, as the editor.
+func startShell(t *testing.T, kubeconfig, bin, line string) *background {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dir, "kubectl-monocle")); err != nil {
+		t.Fatal(err)
+	}
+	b := &background{out: &lockedBuffer{}, done: make(chan struct{})}
+	b.cmd = exec.Command("sh", "-c", line)
+	b.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+dir+":"+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
+	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = b.cmd.Wait()
+		b.code = b.cmd.ProcessState.ExitCode()
+		close(b.done)
+	}()
+	t.Cleanup(func() { _ = b.cmd.Process.Kill(); <-b.done })
+	return b
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/change-metrics/monocle-hook/internal/command"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+)
+
+// A backup's Job is the CronJob's template, as kubectl create job --from
+// makes it, plus the snapshot's name; its name is a job-name label value
+// for the longest Monocle name.
+func TestJobFromCronJob(t *testing.T) {
+	n := instance.For(strings.Repeat("m", instance.MaxNameLength))
+	labels := n.Labels("snapshots")
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Snapshots, Namespace: "ns", UID: "cj-uid"},
+		Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "snapshot", Args: []string{"snapshot", "--elastic", "$(MONOCLE_ELASTIC_URL)", "--prefix", "team"},
+			}}}}},
+		}},
+	}
+	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
+	job, name, err := jobFromCronJob(cj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	switch {
+	case name != "team-20261203-040506":
+		t.Errorf("snapshot %s", name)
+	case strings.Join(args, " ") != "snapshot --elastic $(MONOCLE_ELASTIC_URL) --prefix team --name team-20261203-040506":
+		t.Errorf("args %q", args)
+	case len(cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args) != 5:
+		t.Error("the CronJob's template changed")
+	case len(validation.IsDNS1123Label(job.Name)) > 0:
+		t.Errorf("name %s: %v", job.Name, validation.IsDNS1123Label(job.Name))
+	case metav1.GetControllerOf(job) == nil || metav1.GetControllerOf(job).UID != "cj-uid":
+		t.Errorf("owners %+v", job.OwnerReferences)
+	case job.Annotations["cronjob.kubernetes.io/instantiate"] != "manual" || job.Labels["app.kubernetes.io/instance"] != n.Instance:
+		t.Errorf("annotations %v, labels %v", job.Annotations, job.Labels)
+	}
+	cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args = []string{"sleep"}
+	if _, _, err := jobFromCronJob(cj, at); err == nil {
+		t.Error("a CronJob that runs no snapshot: no error")
+	}
+}
+
+// The restore records what the user had, null for what was not set, and
+// puts back exactly that.
+func TestRestorePatches(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec string
+		back string
+	}{
+		"defaults":       {`{}`, `{"metadata":{"annotations":{"monocle.monocle.change-metrics.io/restore":null}},"spec":{"api":{"replicas":null},"crawler":{"enabled":null},"elasticsearch":{"snapshots":{"suspend":null}}}}`},
+		"the user's own": {`{"api":{"replicas":3},"crawler":{"enabled":false},"elasticsearch":{"snapshots":{"suspend":true,"keep":2}}}`, `{"metadata":{"annotations":{"monocle.monocle.change-metrics.io/restore":null}},"spec":{"api":{"replicas":3},"crawler":{"enabled":false},"elasticsearch":{"snapshots":{"suspend":true}}}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var spec map[string]any
+			if err := json.Unmarshal([]byte(tc.spec), &spec); err != nil {
+				t.Fatal(err)
+			}
+			u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "m", "resourceVersion": "7"}, "spec": spec}}
+			r := &restorer{name: "m", ns: "ns", o: restoreOptions{snapshot: "s", repository: "monocle"}}
+			rec, resuming, err := r.record(u)
+			if err != nil || resuming {
+				t.Fatal(err, resuming)
+			}
+			if got := string(r.backPatch(rec)); got != tc.back {
+				t.Errorf("back:\n got %s\nwant %s", got, tc.back)
+			}
+			var stop map[string]any
+			if err := json.Unmarshal(r.stopPatch(u, rec), &stop); err != nil {
+				t.Fatal(err)
+			}
+			// Resumed from the annotation the stop patch writes, it
+			// puts back the same.
+			u.SetAnnotations(map[string]string{restoreAnnotation: stop["metadata"].(map[string]any)["annotations"].(map[string]any)[restoreAnnotation].(string)})
+			again, resuming, err := r.record(u)
+			if err != nil || !resuming || string(r.backPatch(again)) != tc.back {
+				t.Errorf("resumed: %s, %v, %v", r.backPatch(again), resuming, err)
+			}
+			if stop["metadata"].(map[string]any)["resourceVersion"] != "7" {
+				t.Error("the stop patch does not hold the resourceVersion read")
+			}
+			// Another snapshot's restore under way is refused, naming it.
+			r.o.snapshot = "other"
+			if _, _, err := r.record(u); err == nil || !strings.Contains(err.Error(), `a restore of snapshot "s" is under way`) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
+
+// Every command the plugin prints is one of command.Forms, each value
+// quoted.
+func TestPrintedCommandsAreForms(t *testing.T) {
+	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), undoCommand("ns", "m"), logsCommand("ns", "m-janitor-0123456789")} {
+		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
+			t.Errorf("%s is not one of command.Forms", line)
+		}
+	}
+	if got := resumeCommand("ns", "m", "a b'c"); got != `kubectl monocle restore m -n ns --snapshot 'a b'\''c'` {
+		t.Errorf("unquoted: %s", got)
+	}
+}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// hookCLI builds the monocle-hook binary, for the commands the README
+// hookCLI builds the monocle-hook binary, for the commands docs/maintenance.md
 // prints.
 func hookCLI(t *testing.T) string {
 	t.Helper()
@@ -25,7 +25,7 @@ func hookCLI(t *testing.T) string {
 	return bin
 }
 
-// janitor-job, as the README runs it: the Monocle's objects piped from
+// janitor-job, as docs/maintenance.md runs it: the Monocle's objects piped from
 // kubectl, the Job applied as printed; a Pod of each command's Job passes a
 // restricted namespace's admission, with no warnings.
 func TestJanitorJobAsDocumented(t *testing.T) {

@@ -177,8 +177,8 @@ PLATFORMS ?= linux/amd64 linux/arm64
 # Convergence with the real Metacontroller, by tools/converge (the run is
 # not part of `make test`, its unit tests are, in `make unit`; see
 # BENCHMARKS.md): a fresh etcd + kube-apiserver per run, the hook, and
-# METACONTROLLER (v4.17.2, built from its source as the README's Install step
-# 1 says) with MC_FLAGS; MONOCLES Monocles in NAMESPACES namespaces, RUNS
+# METACONTROLLER (v4.17.2, built from its source as docs/development.md
+# says) with MC_FLAGS; MONOCLES Monocles in NAMESPACES namespaces, RUNS
 # runs, medians reported. E.g.
 #   make converge METACONTROLLER=/path/to/metacontroller MONOCLES=200 \
 #     MC_FLAGS="--client-go-qps=500 --client-go-burst=1000"
@@ -188,14 +188,14 @@ RUNS       ?= 3
 MC_FLAGS   ?=
 # Metacontroller's environment (GOMEMLIMIT=200MiB), and more of converge's
 # flags (-floors=false for a sizing run, -as-in-a-cluster=false,
-# -prove-switch, -seed BIN -crds ..., -values metacontroller/metacontroller-values.yaml
+# -prove-switch, -seed BIN -crds ..., -values chart/files/metacontroller-values.yaml
 # to run it as the values file does, -kill-leader).
 MC_ENV         ?=
 CONVERGE_FLAGS ?=
 .PHONY: converge
 converge:
 	@if [ -z "$(METACONTROLLER)" ]; then \
-		echo "make converge: no Metacontroller to measure: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source: README, Install step 1)" >&2; \
+		echo "make converge: no Metacontroller to measure: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source: docs/development.md)" >&2; \
 		exit 2; \
 	fi
 	$(MAKE) build
@@ -211,7 +211,7 @@ converge:
 .PHONY: converge-escape
 converge-escape:
 	@if [ -z "$(METACONTROLLER)" ]; then \
-		echo "make converge-escape: no Metacontroller to run: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source: README, Install step 1)" >&2; \
+		echo "make converge-escape: no Metacontroller to run: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source: docs/development.md)" >&2; \
 		exit 2; \
 	fi
 	$(MAKE) build

@@ -11,7 +11,7 @@ import (
 
 // check is a gate: it lists what an upgrade would hold or roll, counts
 // what it checked, and fails on input with no Monocle (a failed kubectl
-// get in the README's pipe) rather than passing on nothing.
+// get in docs/upgrade.md's pipe) rather than passing on nothing.
 func TestCheckGate(t *testing.T) {
 	tests := map[string]struct {
 		args  []string

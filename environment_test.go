@@ -8,14 +8,14 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/pods"
 )
 
-// The README's table of the pods' environment is pods.Environment.
+// docs/configuration.md's table of the pods' environment is pods.Environment.
 func TestEnvironmentTable(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| variable | read by | set | why |\n|---|---|---|---|\n")
 	for _, v := range pods.Environment {
 		b.WriteString("| `" + v.Name + "` | " + v.ReadBy + " | " + v.Set + " | " + strings.ReplaceAll(v.Why, "|", `\|`) + " |\n")
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,9 +23,9 @@ func TestEnvironmentTable(t *testing.T) {
 	_, rest, ok := strings.Cut(string(readme), begin)
 	table, _, ok2 := strings.Cut(rest, end)
 	if !ok || !ok2 {
-		t.Fatalf("README.md has no %q ... %q", begin, end)
+		t.Fatalf("docs/configuration.md has no %q ... %q", begin, end)
 	}
 	if table != b.String() {
-		t.Errorf("README.md's environment table is not pods.Environment's; it should read:\n%s", b.String())
+		t.Errorf("docs/configuration.md's environment table is not pods.Environment's; it should read:\n%s", b.String())
 	}
 }

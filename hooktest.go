@@ -20,7 +20,7 @@ import (
 )
 
 // recordedSync is the request a real Metacontroller sent for the Monocle
-// monocle-sample and its seven children (the README's curl sends it too).
+// monocle-sample and its seven children (docs/development.md's curl sends it too).
 //
 //go:embed examples/sync-request.json
 var recordedSync []byte

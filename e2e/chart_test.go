@@ -524,7 +524,7 @@ func TestManifestsUpToDate(t *testing.T) {
 		generated[name] = decodeYAMLObjects(t, fresh)
 	}
 
-	// What the README's install steps rely on: the namespace monocle-hook,
+	// What docs/install.md's steps rely on: the namespace monocle-hook,
 	// restricted, holding the Service monocle-hook that the
 	// CompositeController calls.
 	hook, cc := generated["hook.yaml"], generated["compositecontroller.yaml"]
@@ -1286,11 +1286,11 @@ func chartObjectNamed(objs []*unstructured.Unstructured, kind, name string) *uns
 }
 
 // checkMetacontrollerServiceMonitor: it scrapes the port the Service of
-// metacontroller/metacontroller-values.yaml names, in the namespace and by
+// chart/files/metacontroller-values.yaml names, in the namespace and by
 // the name label Metacontroller's chart gives its Service.
 func checkMetacontrollerServiceMonitor(t *testing.T, sm *unstructured.Unstructured, v map[string]any) {
 	t.Helper()
-	b, err := os.ReadFile("../metacontroller/metacontroller-values.yaml")
+	b, err := os.ReadFile(filepath.Join(chartDir, "files", "metacontroller-values.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1498,7 +1498,7 @@ func checkPodMonitor(t *testing.T, pm *unstructured.Unstructured, v map[string]a
 }
 
 // TestPlainManifestsAdoptedByHelm: objects applied from the plain manifests,
-// as the README's step 2 applies them, are adopted by a helm install of the
+// as docs/install.md's step 2 applies them, are adopted by a helm install of the
 // same release (their ownership metadata is Helm's), not refused; the same
 // objects stay (their UIDs).
 func TestPlainManifestsAdoptedByHelm(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // On the real API server, in a restricted namespace: Elasticsearch's users
 // Secret, its StatefulSet with security on and the init container that
 // links the file realm, the API reading its user's URL from the Secret;
-// then the README's command that changes a password, run as printed: a
+// then docs/security.md's command that changes a password, run as printed: a
 // new password, the API rolls once, Elasticsearch does not (its file realm
 // reloads the file).
 func TestElasticUsersOnTheServer(t *testing.T) {
@@ -48,14 +48,14 @@ func TestElasticUsersOnTheServer(t *testing.T) {
 		t.Errorf("the API's URL: %s", jsonOf(t, apiContainers))
 	}
 
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const start = "kubectl -n NS patch secret N-elastic --type=json -p\n'[{"
 	i := strings.Index(string(readme), start)
 	if i < 0 {
-		t.Fatal("the README prints no command that changes a password")
+		t.Fatal("docs/security.md prints no command that changes a password")
 	}
 	command, _, _ := strings.Cut(string(readme)[i:], "`")
 	command = strings.NewReplacer("\n", " ", "-n NS", "-n "+ns, "N-elastic", "u-elastic").Replace(command)

@@ -19,7 +19,7 @@ import (
 // A running seed-operator install (its children as monocle-operator v0.0.2
 // makes them: a controller ownerReference but no controller-uid label,
 // selectors {app: monocle, tier: ...}, the volume claim template
-// N-elastic-data-volume) moves to monocle-hook with the README's script,
+// N-elastic-data-volume) moves to monocle-hook with docs/upgrade.md's script,
 // keeping its Elasticsearch volume, Secret and config. The PV binder and the
 // PVC protection controller run, so the claims really are released and bound.
 func TestMigrateFromSeedOperator(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 // TestNetworkPolicyAdmitsMetacontroller: the chart's NetworkPolicy, on by
 // default, admits to the hook's port the pods of the Metacontroller the
-// README installs (its chart, with metacontroller-values.yaml, and with the
+// docs/install.md installs (its chart, with metacontroller-values.yaml, and with the
 // dedicated values too, in the namespace metacontroller, whose name label
 // the API server sets), and no pod of that kind in another namespace nor
 // another pod there. Skipped without Metacontroller's chart
@@ -32,7 +32,7 @@ func TestNetworkPolicyAdmitsMetacontroller(t *testing.T) {
 		toTyped(t, o, &np)
 	}
 
-	// The namespace's labels as the API server sets them (README:
+	// The namespace's labels as the API server sets them (docs/install.md:
 	// --create-namespace), for a namespace named metacontroller.
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "metacontroller"}}
 	if err := k8sClient.Create(context.Background(), ns, client.DryRunAll); err != nil {
@@ -43,8 +43,8 @@ func TestNetworkPolicyAdmitsMetacontroller(t *testing.T) {
 	}
 
 	for _, values := range [][]string{
-		{"-f", "../metacontroller/metacontroller-values.yaml"},
-		{"-f", "../metacontroller/metacontroller-values.yaml", "-f", "../metacontroller/metacontroller-values-dedicated.yaml"},
+		{"-f", "../chart/files/metacontroller-values.yaml"},
+		{"-f", "../chart/files/metacontroller-values.yaml", "-f", "../chart/files/metacontroller-values-dedicated.yaml"},
 	} {
 		out, err := runHelm(t, append([]string{"template", "metacontroller", src, "-n", "metacontroller"}, values...)...)
 		if err != nil {

@@ -215,7 +215,7 @@ func TestPlugin(t *testing.T) {
 	if code, _, stderr := runPlugin(t, bin, editor, "check", "-A"); code != 2 || !strings.Contains(stderr, "forbidden") {
 		t.Errorf("check -A as an editor of one namespace: exit %d\n%s", code, stderr)
 	}
-	// As the README runs them: kubectl finds the plugin on PATH. check -A
+	// As docs/plugin.md runs them: kubectl finds the plugin on PATH. check -A
 	// reads every namespace, where other tests' Monocles may be held (1).
 	admin := adminKubeconfig(t, "plugin-admin")
 	for _, c := range []struct {

@@ -51,6 +51,7 @@ type printedRun struct {
 	version    string // the chart's version
 	ns         string // the release's namespace (the printed monocle-hook)
 	kubeconfig string // an admin's, its current namespace ns
+	dir        string // where the user runs the commands: helm pull writes there
 	notes      []printedCommand
 	d          *driver // Metacontroller's part, for the Monocle of the NOTES
 }
@@ -67,7 +68,7 @@ func TestChartPrintedCommands(t *testing.T) {
 	ctx := context.Background()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
-	r := &printedRun{host: strings.TrimPrefix(srv.URL, "http://"), version: valStr(chartMetadata(t), "version")}
+	r := &printedRun{host: strings.TrimPrefix(srv.URL, "http://"), version: valStr(chartMetadata(t), "version"), dir: t.TempDir()}
 	r.ref = "oci://" + r.host + "/e2e/charts/monocle-hook"
 	dist := t.TempDir()
 	if _, err := runHelm(t, "package", chartDir, "-d", dist); err != nil {
@@ -430,7 +431,11 @@ func printedEntries() []printedEntry {
 		// The values' description of extraArgs: the binary's own test
 		// builds and runs it.
 		{command: "monocle-hook --help", by: "TestBinaryHelpAndVersion"},
-		{command: "helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version 4.17.2 -n metacontroller --create-namespace -f metacontroller-values.yaml",
+		// The check's message (and the docs' install): the chart from the
+		// registry, for the Metacontroller values it carries in files/.
+		{command: "helm pull oci://ghcr.io/change-metrics/charts/monocle-hook --version V --untar",
+			run: runChartPull},
+		{command: "helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version 4.17.2 -n metacontroller --create-namespace -f monocle-hook/files/metacontroller-values.yaml",
 			run: runMetacontrollerInstall},
 		// Its complete form, last: what stays is what the NOTES say.
 		{command: "helm uninstall", run: func(t *testing.T, r *printedRun, _ string) {
@@ -457,10 +462,34 @@ func printedEntries() []printedEntry {
 	}
 }
 
+// runChartPull pulls the chart from the registry into the user's folder
+// (r.dir): the Metacontroller values it carries are there, the very files
+// of chart/files/.
+func runChartPull(t *testing.T, r *printedRun, text string) {
+	if r.dir == "" {
+		t.Fatal("no user's folder (printedRun.dir) to pull the chart into")
+	}
+	r.mustSh(t, r.dir, r.local(uncommented(text)))
+	for _, name := range []string{"metacontroller-values.yaml", "metacontroller-values-dedicated.yaml"} {
+		pulled, err := os.ReadFile(filepath.Join(r.dir, "monocle-hook", "files", name))
+		if err != nil {
+			t.Fatalf("the pulled chart: %v", err)
+		}
+		source, err := os.ReadFile(filepath.Join(chartDir, "files", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(pulled, source) {
+			t.Errorf("the pulled chart's files/%s is not chart/files/%s", name, name)
+		}
+	}
+}
+
 // runMetacontrollerInstall runs the check's hint with Metacontroller's own
 // chart pushed to the loopback registry as metacontroller-helm 4.17.2,
-// from metacontroller/ (where the printed values file is): a real install,
-// with no pod ever running (no kubelet). The chart comes from
+// in the folder where runChartPull pulled monocle-hook's chart (the printed
+// values file is in it): a real install, with no pod ever running (no
+// kubelet). The chart comes from
 // Metacontroller's source at tag v4.17.2 (its deploy/helm/metacontroller),
 // named by $METACONTROLLER_CHART: ghcr.io cannot be reached here, and
 // Metacontroller's code is not copied into this repository.
@@ -490,7 +519,10 @@ func runMetacontrollerInstall(t *testing.T, r *printedRun, text string) {
 		}
 	})
 	line := strings.ReplaceAll(r.local(text), "-n metacontroller ", "-n "+ns+" ")
-	r.mustSh(t, "../metacontroller", line)
+	if r.dir == "" {
+		t.Fatal("no folder holds the pulled chart: the helm pull entry runs first")
+	}
+	r.mustSh(t, r.dir, line)
 	// As the values file sets it: two replicas under leader election.
 	var sts appsv1.StatefulSet
 	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "metacontroller-metacontroller-helm"}, &sts); err != nil {
@@ -576,7 +608,7 @@ func uncommented(text string) string {
 
 // printedKey is a command as the entries name it: its first line (a
 // heredoc's opening), without its comment, spaces collapsed, and the
-// chart's version (or the README's $V) as V.
+// chart's version (or docs/upgrade.md's and the README's $V) as V.
 func printedKey(text, version string) string {
 	line, _, _ := strings.Cut(text, "\n")
 	line, _, _ = strings.Cut(line, " #")

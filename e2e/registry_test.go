@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,8 +29,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -185,10 +189,128 @@ func TestPushAndInstallFromRegistry(t *testing.T) {
 	helmTestAsInstalled(t, ns, kubeconfig, bin)
 
 	upgradeAsDocumented(t, reg, ns, kubeconfig, chartVersion, out)
+	installAsDocumented(t, host, reg, chartVersion)
+}
+
+// installAsDocumented runs the README's Quickstart as printed, from what the
+// registry holds alone (no path of a checkout): the registry, the
+// namespaces and the version substituted, the CompositeController named
+// for this test (it is cluster-scoped). Each command is run by the entry of
+// printedEntries that runs the same command where the chart prints it
+// (TestChartPrintedCommands), so both stay one. The installs of
+// docs/install.md's steps 1 and 2 are the Quickstart's lines.
+func installAsDocumented(t *testing.T, host, reg, chartVersion string) {
+	t.Helper()
+	commands := quickstartCommands(t)
+	keys := map[string]bool{}
+	for _, c := range commands {
+		keys[printedKey(c, chartVersion)] = true
+	}
+	install, err := os.ReadFile("../docs/install.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var installs int
+	for _, c := range markdownCommands(string(install)) {
+		if key := printedKey(c.text, chartVersion); regexp.MustCompile(`^(V=|helm pull |helm install \S+ oci://)`).MatchString(key) {
+			installs++
+			if !keys[key] {
+				t.Errorf("docs/install.md prints %q, which the Quickstart does not: they install alike", key)
+			}
+		}
+	}
+	if installs < 4 {
+		t.Errorf("docs/install.md prints %d of the Quickstart's install lines, want V=, helm pull and both helm installs", installs)
+	}
+
+	ctx := context.Background()
+	admin := adminKubeconfig(t, "quickstart")
+	r := &printedRun{host: host, ref: "oci://" + reg + "/charts/monocle-hook", version: chartVersion,
+		ns: "e2e-quickstart-" + utilrand.String(5), kubeconfig: admin, dir: t.TempDir()}
+	t.Cleanup(func() {
+		_, _ = runHelm(t, "uninstall", chartRelease, "-n", r.ns, "--kubeconfig", admin)
+		n := &corev1.Namespace{}
+		n.Name = r.ns
+		if err := k8sClient.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", r.ns, err)
+		}
+	})
+	// The NOTES the install must print: a dry run's, as
+	// TestChartPrintedCommands reads them.
+	out, err := runHelm(t, "install", chartRelease, r.ref, "--version", r.version, "--plain-http",
+		"-n", "monocle-hook", "--kubeconfig", admin, "--dry-run=server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.notes = notesCommands(t, out)
+	// The Monocle goes where kubectl is: the release's namespace.
+	if out, err := r.sh(t, "", "kubectl config set-context --current --namespace="+r.ns); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	r.d = newDriver(t, r.ns)
+
+	entries := printedEntries()
+	for _, c := range commands {
+		key := printedKey(c, r.version)
+		if v, ok := strings.CutPrefix(key, "V="); ok {
+			if v != r.version {
+				t.Errorf("the Quickstart sets V=%s; the chart's version is %s", v, r.version)
+			}
+			continue
+		}
+		if strings.Contains(c, "chart/") || strings.Contains(c, "examples/") {
+			t.Errorf("the Quickstart's %q reads a checkout's file", c)
+		}
+		i := slices.IndexFunc(entries, func(e printedEntry) bool { return e.command == key && e.run != nil })
+		if i < 0 {
+			t.Fatalf("the Quickstart's %q: no entry of printedEntries runs it", key)
+		}
+		if !t.Run("quickstart "+key, func(t *testing.T) { entries[i].run(t, r, c) }) {
+			break
+		}
+	}
+}
+
+// quickstartCommands are the commands of the README's Quickstart, in
+// order: its sh block's lines, continued lines joined, a heredoc with its
+// lines.
+func quickstartCommands(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Quickstart\n")
+	_, block, ok2 := strings.Cut(section, "```sh\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no Quickstart with a sh block")
+	}
+	var commands []string
+	lines := strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.Contains(line, "<<'EOF'") {
+			for i++; i < len(lines); i++ {
+				line += "\n" + lines[i]
+				if lines[i] == "EOF" {
+					break
+				}
+			}
+		}
+		commands = append(commands, line)
+	}
+	if len(commands) < 8 {
+		t.Fatalf("the README's Quickstart: %d commands\n%s", len(commands), strings.Join(commands, "\n"))
+	}
+	return commands
 }
 
 // upgradeAsDocumented pushes a next version of the chart whose CRD differs,
-// as a new version's would, and runs the README's upgrade lines as written
+// as a new version's would, and runs docs/upgrade.md's upgrade lines as written
 // (the registry, version and namespace replaced): the CRD first, then the
 // chart. The CRD's fields belong to the manager that created it (as Helm's
 // plain create leaves them): without --force-conflicts the apply is
@@ -205,7 +327,7 @@ func upgradeAsDocumented(t *testing.T, reg, ns, kubeconfig, chartVersion, notes 
 		}
 	}
 	if readmeCRD, _, _ := strings.Cut(lines[1], "#"); notesCRD != strings.Join(strings.Fields(readmeCRD), " ") {
-		t.Errorf("the notes' CRD command\n%s\nis not the README's\n%s", notesCRD, readmeCRD)
+		t.Errorf("the notes' CRD command\n%s\nis not docs/upgrade.md's\n%s", notesCRD, readmeCRD)
 	}
 	ctx := context.Background()
 	major, patch, _ := strings.Cut(chartVersion, ".")
@@ -279,7 +401,7 @@ func upgradeAsDocumented(t *testing.T, reg, ns, kubeconfig, chartVersion, notes 
 	}
 	script := strings.Join(lines, "\n")
 	if !strings.Contains(script, "--force-conflicts") {
-		t.Fatalf("the README's upgrade applies the CRD without --force-conflicts:\n%s", script)
+		t.Fatalf("docs/upgrade.md's upgrade applies the CRD without --force-conflicts:\n%s", script)
 	}
 	env := append(helmEnv(t), "KUBECONFIG="+kubeconfig, "PATH="+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
 	run := func(script string) (string, error) {
@@ -288,13 +410,13 @@ func upgradeAsDocumented(t *testing.T, reg, ns, kubeconfig, chartVersion, notes 
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	// Without --force-conflicts: refused, the reason the README gives.
+	// Without --force-conflicts: refused, the reason docs/upgrade.md gives.
 	crdLine := lines[1] // V=..., then the CRD's pipe
 	if out, err := run(lines[0] + "\n" + strings.ReplaceAll(crdLine, " --force-conflicts", "")); err == nil || !strings.Contains(out, "conflict") {
 		t.Errorf("the CRD applied without --force-conflicts (%v):\n%s", err, out)
 	}
 	if out, err := run(script); err != nil {
-		t.Fatalf("the README's upgrade: %v\n%s\n%s", err, script, out)
+		t.Fatalf("docs/upgrade.md's upgrade: %v\n%s\n%s", err, script, out)
 	}
 
 	stored := &unstructured.Unstructured{}
@@ -323,24 +445,24 @@ func upgradeAsDocumented(t *testing.T, reg, ns, kubeconfig, chartVersion, notes 
 	}
 }
 
-// readmeUpgrade is the README's upgrade block, its continued lines joined.
+// readmeUpgrade is docs/upgrade.md's upgrade block, its continued lines joined.
 func readmeUpgrade(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/upgrade.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(b), "```sh\nV=")
 	block, _, ok2 := strings.Cut(block, "```")
 	if !ok || !ok2 {
-		t.Fatal("the README has no upgrade block starting with V=")
+		t.Fatal("docs/upgrade.md has no upgrade block starting with V=")
 	}
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(strings.ReplaceAll("V="+block, "\\\n", " ")), "\n") {
 		lines = append(lines, strings.TrimSpace(l))
 	}
 	if len(lines) != 3 {
-		t.Fatalf("the README's upgrade block: %d lines, want V=, the CRD and the chart:\n%s", len(lines), strings.Join(lines, "\n"))
+		t.Fatalf("docs/upgrade.md's upgrade block: %d lines, want V=, the CRD and the chart:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 	return lines
 }

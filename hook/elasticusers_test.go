@@ -154,7 +154,7 @@ func basicAuthRequest(user, password string) *http.Request {
 	return req
 }
 
-// Elasticsearch's readiness probe and the README's command that lists
+// Elasticsearch's readiness probe and docs/snapshots.md's command that lists
 // snapshots in its pod authenticate as the probe user, with the
 // credentials curl reads from the mounted probe.netrc: run here with curl
 // against a fake node on loopback whose realm is the Secret's, in place of
@@ -198,8 +198,8 @@ func TestProbeAuthenticates(t *testing.T) {
 	if probe[0] != "curl" {
 		t.Fatalf("probe %q", probe)
 	}
-	// The README's, after `kubectl -n NS exec N-elastic-0 -c elastic --`.
-	readmeText, err := os.ReadFile("../README.md")
+	// docs/snapshots.md's (Restore), after `kubectl -n NS exec N-elastic-0 -c elastic --`.
+	readmeText, err := os.ReadFile("../docs/snapshots.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestProbeAuthenticates(t *testing.T) {
 	_, readme, ok := strings.Cut(string(readmeText), exec0)
 	readme, _, _ = strings.Cut(readme, "`")
 	if !ok {
-		t.Fatalf("the README prints no %q", exec0)
+		t.Fatalf("docs/snapshots.md prints no %q", exec0)
 	}
 	run := func(args []string) ([]byte, error) {
 		var local []string
@@ -218,7 +218,7 @@ func TestProbeAuthenticates(t *testing.T) {
 		}
 		return exec.Command(curl, local...).CombinedOutput()
 	}
-	for name, args := range map[string][]string{"the readiness probe": probe, "the README's snapshot list": strings.Fields(readme)} {
+	for name, args := range map[string][]string{"the readiness probe": probe, "docs/snapshots.md's snapshot list": strings.Fields(readme)} {
 		if out, err := run(args); err != nil {
 			t.Errorf("%s: %v %s", name, err, out)
 		}

@@ -104,7 +104,7 @@ func TestSnapshotsSpecValidation(t *testing.T) {
 }
 
 // A new Monocle with snapshots: its StatefulSet has both volumes, and the
-// CronJob runs our own binary as the README says.
+// CronJob runs our own binary as docs/snapshots.md says.
 func TestNewMonocleWithSnapshots(t *testing.T) {
 	req := fixture(t, "sync-v1-new-parent")
 	req.Parent.Spec = json.RawMessage(`{"elasticsearch":{"storageSize":"50Gi","snapshots":{"schedule":"0 3 * * *","timeZone":"Europe/Paris","keep":7,"storageSize":"80Gi","storageClassName":"slow"}}}`)

@@ -128,7 +128,7 @@ plain fail: helm lint asks no cluster, so under lint the message is logged
 */}}
 {{- define "monocle-hook.checkMetacontroller" -}}
 {{- if and .Values.capabilityChecks (not (.Capabilities.APIVersions.Has "metacontroller.k8s.io/v1alpha1/CompositeController")) }}
-{{- fail "Metacontroller's API (CompositeController, metacontroller.k8s.io/v1alpha1) is not served by this cluster: install Metacontroller v4.17 or later first, e.g. `helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version 4.17.2 -n metacontroller --create-namespace -f metacontroller-values.yaml` (the values file from monocle-hook's repository, metacontroller/metacontroller-values.yaml), then run this again. Helm installs crds/ before this check, so the Monocle CRD may already exist: that is harmless. Rendering without a cluster (helm template)? Set capabilityChecks=false." }}
+{{- fail (printf "Metacontroller's API (CompositeController, metacontroller.k8s.io/v1alpha1) is not served by this cluster: install Metacontroller v4.17 or later first, e.g. with the values this chart carries in files/: `helm pull oci://ghcr.io/change-metrics/charts/monocle-hook --version %s --untar` then `helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version 4.17.2 -n metacontroller --create-namespace -f monocle-hook/files/metacontroller-values.yaml` (docs/install.md in monocle-hook's repository), then run this again. Helm installs crds/ before this check, so the Monocle CRD may already exist: that is harmless. Rendering without a cluster (helm template)? Set capabilityChecks=false." .Chart.Version) }}
 {{- end }}
 {{- end }}
 

@@ -39,7 +39,7 @@ const (
 
 // Reasons of a SpecApplied=False condition. InvalidSpec holds every child
 // as it was last applied; the others hold only what they concern and apply
-// the rest of the spec (the README has the table).
+// the rest of the spec (docs/status.md has the table).
 const (
 	// ReasonInvalidSpec: the spec does not decode or check.
 	ReasonInvalidSpec = "InvalidSpec"

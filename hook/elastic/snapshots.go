@@ -33,7 +33,7 @@ import (
 // (`monocle-hook snapshot`, internal/snapshot) against Elasticsearch's
 // Service, which writes them to an fs repository on a second volume of the
 // StatefulSet, the volumeClaimTemplate "snapshots", mounted at
-// snapshot.PathRepo. The README's section on snapshots says why this design
+// snapshot.PathRepo. docs/snapshots.md says why this design
 // and not another.
 
 // snapshotSettings are the checked snapshots spec; nil in Settings when

@@ -32,7 +32,7 @@ type Variable struct {
 // 1.11.2 reads them (src/CLI.hs:101-118, the usageApiEnv and
 // usageCrawlerEnv parsers; envparse's def applies only to an unset
 // variable, so a key set empty is a value), and what their libraries and
-// runtime read. The README's table is this one (TestEnvironmentTable), and
+// runtime read. docs/configuration.md's table is this one (TestEnvironmentTable), and
 // what the hook sets on the containers is its pinned rows
 // (TestPinnedVariables).
 var Environment = []Variable{
@@ -218,7 +218,7 @@ func environmentNotes(sources []string, data []map[string][]byte) []string {
 		}
 	}
 	if len(shadowed) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: the hook sets it in the pods, over the Secret's (see the README's environment table)", nameKeys(shadowed)))
+		notes = append(notes, fmt.Sprintf("%s: the hook sets it in the pods, over the Secret's (see docs/configuration.md's environment table)", nameKeys(shadowed)))
 	}
 	// src/Monocle/Client.hs:45-50: Just x | x /= "0" -> Insecure.
 	if i := lastSource(data, "TLS_NO_VERIFY"); i >= 0 && string(data[i]["TLS_NO_VERIFY"]) != "0" {

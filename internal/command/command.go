@@ -31,7 +31,7 @@ type Form struct {
 }
 
 // Forms is every command the project prints in its messages, the Jobs'
-// comments and the CLI's errors and kubectl monocle's (the README's and the chart's are run by
+// comments, the CLI's errors and kubectl monocle's (the docs' and the chart's are run by
 // e2e/printed_test.go, which lists them).
 // TestPrintedCommandsAreForms reads every command out of the hook's
 // messages and the Jobs' comments and fails on one that is not here.

@@ -31,7 +31,7 @@ func controllerKubeconfig(ctx context.Context, o options, cp *controlPlane, dir 
 }
 
 // metacontrollerNS is the namespace of Metacontroller's ServiceAccount and
-// of its leader election's Lease, as the README installs it.
+// of its leader election's Lease, as docs/install.md installs it.
 const metacontrollerNS = "metacontroller"
 
 // serviceAccountKubeconfig makes Metacontroller's ServiceAccount, bound to

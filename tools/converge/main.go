@@ -172,7 +172,7 @@ func main() {
 func mainErr() error {
 	var o options
 	var mcFlags, crds string
-	flag.StringVar(&o.metacontroller, "metacontroller", os.Getenv("METACONTROLLER"), "the Metacontroller v4.17.2 binary (built from its source; see the README)")
+	flag.StringVar(&o.metacontroller, "metacontroller", os.Getenv("METACONTROLLER"), "the Metacontroller v4.17.2 binary (built from its source; see docs/development.md)")
 	flag.StringVar(&mcFlags, "mc-flags", "", "Metacontroller's flags, space-separated (e.g. \"--client-go-qps=200 --client-go-burst=400 --workers=20\"); empty: its defaults")
 	flag.StringVar(&o.hook, "hook", "bin/monocle-hook", "the hook binary (make build)")
 	flag.StringVar(&o.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "the folder with etcd and kube-apiserver (tools/assets.sh)")
@@ -222,7 +222,7 @@ func mainErr() error {
 		o.metacontroller = o.seed
 	}
 	if o.metacontroller == "" {
-		return errors.New("no Metacontroller binary: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source as the README's Install step 1 says)")
+		return errors.New("no Metacontroller binary: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source as docs/development.md says)")
 	}
 	for what, path := range map[string]string{"Metacontroller": o.metacontroller, "the hook (make build)": o.hook} {
 		if fi, err := os.Stat(path); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {

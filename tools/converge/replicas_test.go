@@ -13,8 +13,8 @@ import (
 )
 
 const (
-	shippedValues   = "../../metacontroller/metacontroller-values.yaml"
-	dedicatedValues = "../../metacontroller/metacontroller-values-dedicated.yaml"
+	shippedValues   = "../../chart/files/metacontroller-values.yaml"
+	dedicatedValues = "../../chart/files/metacontroller-values-dedicated.yaml"
 	// What the dedicated file tells another Metacontroller's owner to set.
 	otherSelector = "app.kubernetes.io/name!=monocle-hook"
 )

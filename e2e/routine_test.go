@@ -20,6 +20,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// jobState says whether a Job ended, as the Job controller marks it.
+func jobState(j batchv1.Job) (succeeded, ended bool, _ string) {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			return c.Type == batchv1.JobComplete, true, ""
+		}
+	}
+	return false, false, ""
+}
+
 // lockedBuffer is a process's output, read while it runs.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -221,7 +231,8 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		if err := k8sClient.Status().Update(ctx, cj); err != nil {
 			t.Fatal(err)
 		}
-		b := startPlugin(t, bin, editor, "backup", "m", "-n", ns)
+		backup := documented(t, "snapshots.md", "backup", ns)
+		b := startPlugin(t, bin, editor, backup[0]...)
 		b.until(t, "A scheduled snapshot run is active (Job m-snapshots-29400000): waiting for it to end")
 		time.Sleep(2 * time.Second)
 		if jobs := jobsOf(t, ns, "m-snapshots-b"); len(jobs) > 0 {
@@ -259,8 +270,12 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		if jobs := jobsOf(t, ns, "m-janitor-"); len(jobs) > 0 {
 			t.Fatal("a refused janitor made a Job")
 		}
+		commands := documented(t, "maintenance.md", "janitor", ns)
+		if len(commands) != 3 || strings.Join(commands[0], " ") != "janitor m update-idents -n "+ns {
+			t.Fatalf("docs/maintenance.md prints %q, want update-idents first", commands)
+		}
 		for i, end := range []bool{false, true} {
-			b := startPlugin(t, bin, editor, "janitor", "m", "update-idents", "-n", ns)
+			b := startPlugin(t, bin, editor, commands[0]...)
 			b.until(t, "waiting for it to end")
 			job := oneJob(t, ns, "m-janitor-", nil)
 			c := job.Spec.Template.Spec.Containers[0]
@@ -292,13 +307,36 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 				t.Error("the second run did not replace the first's Job")
 			}
 		}
+		// The page's other commands, each its own Job.
+		for _, args := range commands[1:] {
+			b := startPlugin(t, bin, editor, args...)
+			b.until(t, "waiting for it to end")
+			var job batchv1.Job
+			for _, j := range jobsOf(t, ns, "m-janitor-") {
+				if _, ended, _ := jobState(j); !ended {
+					job = j
+				}
+			}
+			if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command[:3], " "); got != "monocle janitor "+args[2] {
+				t.Fatalf("%q: the Job runs %q", args, got)
+			}
+			endJob(t, ns, job.Name, true)
+			if code := b.exit(t); code != 0 {
+				t.Fatalf("%q: exit %d", args, code)
+			}
+		}
 	})
 
 	t.Run("restore", func(t *testing.T) {
 		const snapshot = "monocle-20261130-030000"
 		before := routineSpec(t, d)
 		rv := d.monocle("m").GetResourceVersion()
-		code, out, errOut := runPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run")
+		restore := documented(t, "snapshots.md", "restore", ns)
+		if len(restore) != 2 || !slices.Equal(restore[0], []string{"restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run"}) ||
+			!slices.Equal(restore[1], restore[0][:6]) {
+			t.Fatalf("docs/snapshots.md prints %q", restore)
+		}
+		code, out, errOut := runPlugin(t, bin, editor, restore[0]...)
 		if code != 0 || !strings.Contains(out, `"spec":{"api":{"replicas":0},"crawler":{"enabled":false},"elasticsearch":{"snapshots":{"suspend":true}}}`) ||
 			!strings.Contains(out, `"spec":{"api":{"replicas":2},"crawler":{"enabled":true},"elasticsearch":{"snapshots":{"suspend":null}}}}`) ||
 			!strings.Contains(out, "kind: Job") {
@@ -311,7 +349,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		// restore up to the Job, then the Monocle put back as it was
 		// once the Job completes, and again once it fails.
 		for _, succeed := range []bool{true, false} {
-			b := startPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--stop-timeout", "2m")
+			b := startPlugin(t, bin, editor, restore[1]...)
 			b.until(t, "2/4 Waiting until no pod")
 			stopped := routineSpec(t, d)
 			if !jsonEqual(stopped["api"], map[string]any{"replicas": int64(0)}) || !jsonEqual(stopped["crawler"], map[string]any{"enabled": false}) ||
@@ -375,6 +413,42 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			t.Fatalf("after %s: %v, want %v", undo, after, before)
 		}
 	})
+}
+
+// documented are the kubectl monocle commands of a docs page's code
+// blocks that start with verb, as arguments, the page's placeholders (N,
+// NS, W, C) replaced by the test's Monocle m, namespace ns, workspace
+// demo and crawler zuul.
+func documented(t *testing.T, page, verb, ns string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found [][]string
+	inCode := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+			continue
+		}
+		words := strings.Fields(line)
+		if !inCode || len(words) < 3 || words[0] != "kubectl" || words[1] != "monocle" || words[2] != verb {
+			continue
+		}
+		args := words[2:]
+		for i, w := range args {
+			args[i] = map[string]string{"N": "m", "NS": ns, "W": "demo", "C": "zuul"}[w]
+			if args[i] == "" {
+				args[i] = w
+			}
+		}
+		found = append(found, args)
+	}
+	if len(found) == 0 {
+		t.Fatalf("docs/%s prints no kubectl monocle %s", page, verb)
+	}
+	return found
 }
 
 // between is what msg holds between from and to.

@@ -190,10 +190,11 @@ func mainErr() error {
 	flag.BoolVar(&o.asInACluster, "as-in-a-cluster", true, "Metacontroller as a ServiceAccount (APF applies) and kube-controller-manager running; false: a system:masters user, no controller manager")
 	flag.BoolVar(&o.floors, "floors", true, "measure the floors (steps 6 and 7); false for sizing runs")
 	var mcEnv string
-	var switchOnly, escapeOnly bool
+	var switchOnly, escapeOnly, janitorOnly bool
 	flag.StringVar(&o.seed, "seed", "", "the seed's controller-runtime operator (change-metrics/monocle-operator, built outside the repo), measured in Metacontroller's place with its own CRD (-crds)")
 	flag.BoolVar(&switchOnly, "prove-switch", false, "instead of measuring: switch a running install from dynamic apply to server-side apply, and say whether it is safe (switch.go)")
 	flag.BoolVar(&escapeOnly, "prove-escape", false, "instead of measuring: prove whether a tenant who edits a Monocle's children makes Metacontroller write outside its namespace, under both apply strategies; exit 1 if it does (escape.go)")
+	flag.BoolVar(&janitorOnly, "prove-janitor", false, "instead of measuring: prove that Metacontroller leaves alone the Job kubectl monocle janitor makes (owned by the Monocle, not as controller) and that it goes with its Monocle; exit 1 if not (janitor.go)")
 	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
 	var values string
 	flag.StringVar(&values, "values", "", "values files of Metacontroller's chart, comma-separated and layered as helm -f does: Metacontroller runs with their commandArgs, env, clusterRole.rules and replicas (-mc-flags and -mc-env add to them)")
@@ -268,6 +269,9 @@ func mainErr() error {
 	}
 	if escapeOnly {
 		return proveEscape(ctx, o)
+	}
+	if janitorOnly {
+		return proveJanitor(ctx, o)
 	}
 	var results []result
 	for i := 1; i <= o.runs; i++ {

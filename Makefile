@@ -308,24 +308,42 @@ push: registry-set cosign-key-set release-tools image
 	$(RELEASE_TOOLS)/cosign sign-blob --yes --key "$(COSIGN_KEY)" --tlog-upload=false \
 		--output-signature $(DIST)/kubectl-monocle_$(VERSION)_checksums.txt.sig $(DIST)/kubectl-monocle_$(VERSION)_checksums.txt
 
-# The kubectl plugin's archives, one per platform of PLATFORMS
+# The kubectl plugin's archives, one per platform of PLUGIN_PLATFORMS
 # (kubectl-monocle_VERSION_OS_ARCH.tar.gz: the binary and the LICENSE, as
-# krew's archives are), and their SHA-256 checksums, which make push signs
-# (a GitHub release holds them; docs/support.md says how to verify them).
+# krew's archives are), krew's manifest for them, $(DIST)/monocle.yaml (from
+# kubectl-monocle/krew.yaml.tmpl, with each archive's SHA-256 and its URL on
+# the GitHub release vVERSION), and the SHA-256 checksums of all of them,
+# which make push signs (a GitHub release holds them; docs/support.md says
+# how to verify them and install with krew). The checksums cover the
+# manifest too: one signature vouches for it, and the manifest vouches for
+# each archive (krew install refuses an archive of another SHA-256).
 # The same tree gives the same bytes: files dated at the commit, owned by
-# root, gzip without a name or time.
+# root, gzip without a name or time. The plugin runs on the users' machines,
+# so it has darwin too, which the image (PLATFORMS) has no use for.
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+KREW_TEMPLATE = kubectl-monocle/krew.yaml.tmpl
 plugin-archives:
 	rm -rf $(DIST)/plugin && mkdir -p $(DIST)/plugin
-	for platform in $(PLATFORMS); do \
+	rm -f $(DIST)/kubectl-monocle_$(VERSION)_*.tar.gz $(DIST)/monocle.yaml
+	for platform in $(PLUGIN_PLATFORMS); do \
 		os=$${platform%/*}; arch=$${platform#*/}; name=kubectl-monocle_$(VERSION)_$${os}_$${arch}; \
 		mkdir -p $(DIST)/plugin/$$name && cp LICENSE $(DIST)/plugin/$$name/ && \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -C kubectl-monocle -trimpath -ldflags "-s -w -X main.version=$(VERSION)" \
 			-o $(DIST)/plugin/$$name/kubectl-monocle . && \
 		tar -C $(DIST)/plugin --sort=name --mtime="$(CREATED)" --owner=0 --group=0 --numeric-owner -cf - $$name | gzip -n >$(DIST)/$$name.tar.gz || exit 1; \
 	done
-	cd $(DIST) && sha256sum kubectl-monocle_$(VERSION)_*.tar.gz >kubectl-monocle_$(VERSION)_checksums.txt
+	sed -e '/^#/d' -e 's/@VERSION@/$(VERSION)/g' -e '/^  platforms:$$/q' $(KREW_TEMPLATE) >$(DIST)/monocle.yaml.tmp
+	for platform in $(PLUGIN_PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; \
+		sha=$$(sha256sum <$(DIST)/kubectl-monocle_$(VERSION)_$${os}_$${arch}.tar.gz) && sha=$${sha%% *} && \
+		sed -e '1,/^  platforms:$$/d' -e "s/@VERSION@/$(VERSION)/g; s/@OS@/$$os/g; s/@ARCH@/$$arch/g; s/@SHA256@/$$sha/g" \
+			$(KREW_TEMPLATE) >>$(DIST)/monocle.yaml.tmp || exit 1; \
+	done
+	! grep -n '@[A-Z0-9]*@' $(DIST)/monocle.yaml.tmp || { echo "plugin-archives: $(KREW_TEMPLATE) has a placeholder make does not fill" >&2; exit 1; }
+	mv $(DIST)/monocle.yaml.tmp $(DIST)/monocle.yaml
+	cd $(DIST) && sha256sum kubectl-monocle_$(VERSION)_*.tar.gz monocle.yaml >kubectl-monocle_$(VERSION)_checksums.txt
 
-.PHONY: registry-set cosign-key-set release-tools plugin-archives
+.PHONY: registry-set cosign-key-set release-tools plugin-archives krew-tools
 registry-set:
 	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
 cosign-key-set:
@@ -334,6 +352,11 @@ cosign-key-set:
 # 857 s and 94 s here, on 2 cores shared with tools/assets.sh's build).
 release-tools:
 	tools/release.sh >/dev/null
+# krew v0.4.3 (kubectl-krew) and its validate-krew-manifest, built once into
+# ~/.cache/monocle-hook (tools/krew.sh), for e2e/krew_test.go's offline
+# `kubectl krew install --manifest=... --archive=...`.
+krew-tools:
+	tools/krew.sh >/dev/null
 
 # For Docker users: the Dockerfile builds the same binary onto the same
 # empty base (the digest differs: Docker writes its own layer tar).

@@ -79,6 +79,19 @@ func TestSupportPolicy(t *testing.T) {
 		t.Errorf("docs/support.md tests Helm %q; tools/assets.sh builds %q", got, want)
 	}
 
+	// krew: the one tools/krew.sh builds (from tools/krew's module), whose
+	// install of the kubectl plugin e2e/krew_test.go runs.
+	krew := regexp.MustCompile(`(?m)^KREW_VERSION=(v[0-9.]+)`).FindStringSubmatch(readFile(t, "tools/krew.sh"))
+	if krew == nil {
+		t.Fatal("tools/krew.sh sets no KREW_VERSION")
+	}
+	if got := row("krew"); got != krew[1] {
+		t.Errorf("docs/support.md tests krew %q; tools/krew.sh builds %q", got, krew[1])
+	}
+	if mod := readFile(t, "tools/krew/go.mod"); !regexp.MustCompile(`(?m)^\tsigs\.k8s\.io/krew ` + regexp.QuoteMeta(krew[1]) + `( // indirect)?$`).MatchString(mod) {
+		t.Errorf("tools/krew/go.mod does not require sigs.k8s.io/krew %s, the version tools/krew.sh names", krew[1])
+	}
+
 	// The changelog has the section every change adds to, and one for the
 	// chart's version.
 	changelog := readFile(t, "CHANGELOG.md")

@@ -75,7 +75,7 @@ func TestPushAndInstallFromRegistry(t *testing.T) {
 	if out, err := make.CombinedOutput(); err != nil {
 		t.Fatalf("make push: %v\n%s", err, out)
 	}
-	t.Logf("make push (image for 2 platforms, chart, both signed, the image's SBOM attested, the plugin's archives and their signed checksums): %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("make push (image for 2 platforms, chart, both signed, the image's SBOM attested, the plugin's archives for 4, its krew manifest and their signed checksums): %s", time.Since(start).Round(time.Millisecond))
 	built, err := os.ReadFile(filepath.Join(dist, "monocle-hook-"+version+".digest"))
 	if err != nil {
 		t.Fatal(err)

@@ -280,22 +280,7 @@ func helmTestAsInstalled(t *testing.T, ns, kubeconfig, bin string) {
 // and so does the checksums' check of an archive changed by one byte.
 func verifyPluginAsDocumented(t *testing.T, cosign, keys, otherKeys, dist, version string) {
 	t.Helper()
-	b, err := os.ReadFile("../docs/support.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(b), "The kubectl plugin's archives")
-	_, block, _ := strings.Cut(section, "```sh\n")
-	block, _, _ = strings.Cut(block, "```")
-	var commands []string
-	for l := range strings.Lines(block) {
-		if l = strings.TrimSpace(l); l != "" {
-			commands = append(commands, strings.ReplaceAll(l, "0.1.0", version))
-		}
-	}
-	if len(commands) != 2 || !strings.HasPrefix(commands[0], "cosign verify-blob ") || !strings.HasPrefix(commands[1], "sha256sum ") {
-		t.Fatalf("docs/support.md prints %q, want cosign verify-blob then sha256sum", commands)
-	}
+	commands := docsPluginVerifyCommands(t, version)
 	run := func(keyDir, command string) (string, error) {
 		pub, err := os.ReadFile(filepath.Join(keyDir, "cosign.pub"))
 		if err != nil {
@@ -319,13 +304,17 @@ func verifyPluginAsDocumented(t *testing.T, cosign, keys, otherKeys, dist, versi
 			t.Fatalf("%s: %v\n%s", command, err, out)
 		}
 		t.Logf("as docs/support.md prints it: %s\n%s", command, out)
+		// The signed checksums cover krew's manifest too.
+		if strings.HasPrefix(command, "sha256sum ") && !strings.Contains(out, "monocle.yaml: OK") {
+			t.Errorf("%s checked no monocle.yaml:\n%s", command, out)
+		}
 	}
 	if out, err := run(otherKeys, commands[0]); err == nil {
 		t.Errorf("%s verified with another key:\n%s", commands[0], out)
 	}
 	archives, _ := filepath.Glob(filepath.Join(dist, "kubectl-monocle_"+version+"_*.tar.gz"))
-	if len(archives) != 2 {
-		t.Fatalf("archives %v, want one per platform of the image (2)", archives)
+	if len(archives) != 4 {
+		t.Fatalf("archives %v, want one per platform of the plugin (linux and darwin, amd64 and arm64)", archives)
 	}
 	a, err := os.ReadFile(archives[0])
 	if err != nil {
@@ -338,4 +327,27 @@ func verifyPluginAsDocumented(t *testing.T, cosign, keys, otherKeys, dist, versi
 	if out, err := run(keys, commands[1]); err == nil {
 		t.Errorf("%s passed a changed archive:\n%s", commands[1], out)
 	}
+}
+
+// docsPluginVerifyCommands are docs/support.md's commands that verify the
+// plugin's archives and manifest, as printed, for version.
+func docsPluginVerifyCommands(t *testing.T, version string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../docs/support.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "The kubectl plugin's archives")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var commands []string
+	for l := range strings.Lines(block) {
+		if l = strings.TrimSpace(l); l != "" {
+			commands = append(commands, strings.ReplaceAll(l, "0.1.0", version))
+		}
+	}
+	if len(commands) != 2 || !strings.HasPrefix(commands[0], "cosign verify-blob ") || !strings.HasPrefix(commands[1], "sha256sum ") {
+		t.Fatalf("docs/support.md prints %q, want cosign verify-blob then sha256sum", commands)
+	}
+	return commands
 }

@@ -253,9 +253,9 @@ func mainErr() error {
 	if len(o.mcEnv) > 0 {
 		flags = strings.Join(o.mcEnv, " ") + " " + flags
 	}
-	if escapeOnly {
-		// One Monocle per strategy: -monocles, -namespaces and -runs do not apply.
-		fmt.Printf("converge: -prove-escape, Metacontroller flags %s; logs in %s\n", flags, o.workdir)
+	if escapeOnly || janitorOnly {
+		// One Monocle (per strategy): -monocles, -namespaces and -runs do not apply.
+		fmt.Printf("converge: -prove-escape or -prove-janitor, Metacontroller flags %s; logs in %s\n", flags, o.workdir)
 	} else {
 		fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, %d replicas, as in a cluster %v; logs in %s\n",
 			o.monocles, o.namespaces, o.runs, flags, o.replicas, o.asInACluster, o.workdir)

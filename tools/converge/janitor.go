@@ -87,7 +87,7 @@ func proveJanitor(ctx context.Context, o options) error {
 		_, err := deployments.Get(ctx, name+"-api", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
-		return fmt.Errorf("Metacontroller made no Deployment %s-api: %w", name, err)
+		return fmt.Errorf("no Deployment %s-api made by Metacontroller: %w", name, err)
 	}
 
 	jobs := cp.dyn.Resource(schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}).Namespace(ns)
@@ -109,11 +109,11 @@ func proveJanitor(ctx context.Context, o options) error {
 	after, err := jobs.Get(ctx, job.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("Metacontroller deleted the janitor Job %s; logs in %s", job.GetName(), dir)
+		return fmt.Errorf("the janitor Job %s was deleted by Metacontroller; logs in %s", job.GetName(), dir)
 	case err != nil:
 		return err
 	case metav1.GetControllerOf(after) != nil || len(after.GetOwnerReferences()) != 1 || after.GetLabels()["controller-uid"] != "":
-		return fmt.Errorf("Metacontroller changed the janitor Job: owners %v, labels %v; logs in %s", after.GetOwnerReferences(), after.GetLabels(), dir)
+		return fmt.Errorf("the janitor Job was changed by Metacontroller: owners %v, labels %v; logs in %s", after.GetOwnerReferences(), after.GetLabels(), dir)
 	}
 	log, _ := os.ReadFile(mc.logPath)
 	mentions := strings.Count(string(log), job.GetName())

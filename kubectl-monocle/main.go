@@ -10,17 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
@@ -117,14 +118,27 @@ func (o *options) clients(namespace string) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	core, err := corev1client.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
-	}
 	return &clients{dyn: dyn, crawlers: func(namespace, service string) CrawlerAPI {
 		return &MonocleAPI{Client: httpClient, BaseURL: ServiceProxyURL(cfg.Host, namespace, service)}
 	}, logs: func(ctx context.Context, namespace, pod string, limit int64) (string, error) {
-		b, err := core.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{TailLines: ptr.To(int64(1000)), LimitBytes: &limit}).DoRaw(ctx)
+		// The HTTP client the kubeconfig gives, not client-go's typed
+		// clients: their scheme (every API group) would double the
+		// plugin's memory (TestPluginCheckMemory).
+		u := strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + url.PathEscape(namespace) + "/pods/" + url.PathEscape(pod) +
+			"/log?tailLines=1000&limitBytes=" + strconv.FormatInt(limit, 10)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
 		return string(b), err
 	}}, nil
 }

@@ -38,8 +38,9 @@ func newJanitor(o *options) *cobra.Command {
 		Use:   "janitor NAME COMMAND [--workspace W] [--crawler C] [--commit-date D]",
 		Short: "Run one command of Monocle's janitor for a Monocle, and follow it to its end",
 		Long: `Creates a Job that runs monocle janitor COMMAND for the Monocle NAME, with the image, config and
-Elasticsearch URL (its writer user) its API runs, follows it until it ends, prints its log, and exits
-as it did. The Job is owned by the Monocle (not as its controller: Metacontroller leaves it alone),
+Elasticsearch URL (its writer user) its API runs, follows it until it ends, printing its log as it
+runs, and exits as it did. The Job is owned by the Monocle (not as its controller: Metacontroller
+leaves it alone),
 so it goes with it, and is removed an hour after it ends. The same command is the same Job: one
 already running is followed, not started twice.
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -100,11 +101,14 @@ func jobEnd(job *batchv1.Job) (ended, succeeded bool, why string) {
 	return false, false, ""
 }
 
-// followJob waits until the Job ends, within timeout, then prints its
-// last pod's log (escaped: it is the pod's output). It gives the Job as it
-// ended, and its last pod's exit code (-1 when no pod says one).
+// followJob waits until the Job ends, within timeout, printing the log of
+// each of its pods as it runs (escaped: it is the pod's output), or, when
+// none was seen running, the last pod's log once it ends. It gives the Job
+// as it ended, and its last pod's exit code (-1 when no pod says one).
 func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, timeout time.Duration) (*batchv1.Job, int, error) {
 	var job *batchv1.Job
+	f := &follower{c: c, out: out, ns: ns, followed: map[string]bool{}}
+	defer f.stop()
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		var err error
 		job, err = get[batchv1.Job](ctx, c, jobGVR, ns, name)
@@ -114,8 +118,11 @@ func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, 
 		if err != nil {
 			return false, err
 		}
-		ended, _, _ := jobEnd(job)
-		return ended, nil
+		if ended, _, _ := jobEnd(job); ended {
+			return true, nil
+		}
+		f.next(ctx, name)
+		return false, nil
 	})
 	if err != nil {
 		if wait.Interrupted(err) && ctx.Err() == nil {
@@ -123,19 +130,97 @@ func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, 
 		}
 		return nil, -1, err
 	}
-	return job, printLog(ctx, c, out, ns, name), nil
+	// The log's end reaches the plugin a moment after the pod's.
+	f.wait(5 * time.Second)
+	pods := jobPods(ctx, c, ns, name)
+	if len(f.followed) == 0 {
+		return job, printLog(ctx, c, out, ns, name, pods), nil
+	}
+	return job, exitCode(pods), nil
 }
 
-// maxLog bounds the log printed of a Job's pod: its end says what it did.
-const maxLog = 64 << 10
+// follower prints the log of a Job's pods, one at a time, as they run.
+type follower struct {
+	c        *clients
+	out      io.Writer
+	ns       string
+	followed map[string]bool
+	done     chan struct{} // closed when the log followed ends; nil: none
+	cancel   context.CancelFunc
+}
 
-// printLog prints the log of the Job's last pod, and gives that pod's exit
-// code (-1 when none says one).
-func printLog(ctx context.Context, c *clients, out io.Writer, ns, job string) int {
+// next starts following the log of the Job's running pod, unless one is
+// being followed.
+func (f *follower) next(ctx context.Context, job string) {
+	if f.done != nil {
+		select {
+		case <-f.done:
+		default:
+			return
+		}
+	}
+	for _, p := range jobPods(ctx, f.c, f.ns, job) {
+		if p.Status.Phase != corev1.PodRunning || f.followed[p.Name] {
+			continue
+		}
+		f.followed[p.Name] = true
+		ctx, cancel := context.WithCancel(ctx)
+		f.cancel, f.done = cancel, make(chan struct{})
+		fmt.Fprintf(f.out, "--- log of pod %s, followed ---\n", p.Name)
+		go func(pod string, done chan struct{}) {
+			defer close(done)
+			log, err := f.c.logs(ctx, f.ns, pod, true, 0)
+			if err != nil {
+				fmt.Fprintf(f.out, "(the log of pod %s not followed: %s)\n", pod, printable.Escape(err.Error()))
+				return
+			}
+			defer log.Close()
+			copyLines(f.out, log)
+		}(p.Name, f.done)
+		return
+	}
+}
+
+// wait gives the log followed up to d to end, then stops following it.
+func (f *follower) wait(d time.Duration) {
+	if f.done == nil {
+		return
+	}
+	select {
+	case <-f.done:
+	case <-time.After(d):
+	}
+	f.stop()
+}
+
+func (f *follower) stop() {
+	if f.cancel != nil {
+		f.cancel()
+		<-f.done
+		f.cancel = nil
+	}
+}
+
+// copyLines writes r to w a line at a time, each escaped; a line longer
+// than 64 KiB is cut there and goes on as another.
+func copyLines(w io.Writer, r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			fmt.Fprintln(w, printable.Escape(strings.TrimSuffix(string(line), "\n")))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// jobPods are the Job's pods, oldest first.
+func jobPods(ctx context.Context, c *clients, ns, job string) []corev1.Pod {
 	list, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(batchv1.JobNameLabel+"="+job))
 	if err != nil {
-		fmt.Fprintf(out, "(its pods' log not shown: %s)\n", printable.Escape(err.Error()))
-		return -1
+		return nil
 	}
 	var pods []corev1.Pod
 	for _, u := range list.Items {
@@ -144,25 +229,44 @@ func printLog(ctx context.Context, c *clients, out io.Writer, ns, job string) in
 			pods = append(pods, p)
 		}
 	}
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	return pods
+}
+
+// exitCode is the last pod's container's exit code, -1 when none says one.
+func exitCode(pods []corev1.Pod) int {
+	if len(pods) == 0 {
+		return -1
+	}
+	for _, s := range pods[len(pods)-1].Status.ContainerStatuses {
+		if s.State.Terminated != nil {
+			return int(s.State.Terminated.ExitCode)
+		}
+	}
+	return -1
+}
+
+// maxLog bounds the log printed of a Job's pod that was not followed: its
+// end says what it did.
+const maxLog = 64 << 10
+
+// printLog prints the last lines of the last pod's log, and gives that
+// pod's exit code.
+func printLog(ctx context.Context, c *clients, out io.Writer, ns, job string, pods []corev1.Pod) int {
 	if len(pods) == 0 {
 		fmt.Fprintf(out, "(no pod of Job %s is left to show its log)\n", job)
 		return -1
 	}
-	last := slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
-	code := -1
-	for _, s := range last.Status.ContainerStatuses {
-		if s.State.Terminated != nil {
-			code = int(s.State.Terminated.ExitCode)
-		}
-	}
-	text, err := c.logs(ctx, ns, last.Name, maxLog)
-	switch {
-	case err != nil:
+	last := pods[len(pods)-1]
+	log, err := c.logs(ctx, ns, last.Name, false, maxLog)
+	if err != nil {
 		fmt.Fprintf(out, "(the log of pod %s not shown: %s)\n", last.Name, printable.Escape(err.Error()))
-	case text != "":
-		fmt.Fprintf(out, "--- log of pod %s (the last %d KiB at most) ---\n%s", last.Name, maxLog>>10, printable.Lines(strings.TrimSuffix(text, "\n")+"\n"))
+		return exitCode(pods)
 	}
-	return code
+	defer log.Close()
+	fmt.Fprintf(out, "--- log of pod %s (its last 1000 lines, at most %d KiB) ---\n", last.Name, maxLog>>10)
+	copyLines(out, io.LimitReader(log, maxLog))
+	return exitCode(pods)
 }
 
 // errInterrupted is a wait that ended on Ctrl-C or SIGTERM.

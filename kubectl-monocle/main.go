@@ -50,9 +50,9 @@ type clients struct {
 	// crawlers is Monocle's API of the Service name in namespace, through
 	// the API server's service proxy.
 	crawlers func(namespace, service string) CrawlerAPI
-	// logs is the log of a pod's container: its last lines, at most
-	// limit bytes.
-	logs func(ctx context.Context, namespace, pod string, limit int64) (string, error)
+	// logs opens the log of a pod's container: followed until the
+	// container ends, or its last lines (at most limit bytes).
+	logs func(ctx context.Context, namespace, pod string, follow bool, limit int64) (io.ReadCloser, error)
 }
 
 // run runs the command args and gives its exit code: 0 done (or --help),
@@ -120,26 +120,28 @@ func (o *options) clients(namespace string) (*clients, error) {
 	}
 	return &clients{dyn: dyn, crawlers: func(namespace, service string) CrawlerAPI {
 		return &MonocleAPI{Client: httpClient, BaseURL: ServiceProxyURL(cfg.Host, namespace, service)}
-	}, logs: func(ctx context.Context, namespace, pod string, limit int64) (string, error) {
+	}, logs: func(ctx context.Context, namespace, pod string, follow bool, limit int64) (io.ReadCloser, error) {
 		// The HTTP client the kubeconfig gives, not client-go's typed
-		// clients: their scheme (every API group) would double the
-		// plugin's memory (TestPluginCheckMemory).
-		u := strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + url.PathEscape(namespace) + "/pods/" + url.PathEscape(pod) +
-			"/log?tailLines=1000&limitBytes=" + strconv.FormatInt(limit, 10)
+		// clients: their scheme (every API group) doubles the plugin's
+		// memory (TestPluginCheckMemory).
+		query := url.Values{"tailLines": {"1000"}, "limitBytes": {strconv.FormatInt(limit, 10)}}
+		if follow {
+			query = url.Values{"follow": {"true"}}
+		}
+		u := strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + url.PathEscape(namespace) + "/pods/" + url.PathEscape(pod) + "/log?" + query.Encode()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		resp, err := httpClient.Do(req)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET %s: %s", u, resp.Status)
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
 		}
-		return string(b), err
+		return resp.Body, nil
 	}}, nil
 }
 

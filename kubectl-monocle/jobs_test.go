@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
+)
+
+const followedJob = `apiVersion: batch/v1
+kind: Job
+metadata: {name: m-janitor-0123456789, namespace: ns}
+spec: {template: {spec: {containers: [{name: janitor, image: x}]}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: m-janitor-0123456789-abcde, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789}}
+spec: {containers: [{name: janitor, image: x}]}
+status:
+  phase: PHASE
+  containerStatuses: [{name: janitor, image: x, imageID: "", ready: false, restartCount: 0, state: {terminated: {exitCode: 3}}}]
+`
+
+// A running pod's log is followed as it comes, each line escaped; the
+// exit code is the pod's.
+func TestFollowJobFollowsTheRunningPod(t *testing.T) {
+	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1))
+	var asked []bool
+	c := &clients{dyn: dyn, logs: func(ctx context.Context, ns, pod string, follow bool, _ int64) (io.ReadCloser, error) {
+		asked = append(asked, follow)
+		// The pod ends as its log does: the Job is marked complete.
+		job, err := dyn.Resource(jobGVR).Namespace(ns).Get(ctx, "m-janitor-0123456789", metav1.GetOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		_ = unstructured.SetNestedSlice(job.Object, []any{map[string]any{"type": "Complete", "status": "True"}}, "status", "conditions")
+		if _, err := dyn.Resource(jobGVR).Namespace(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+			t.Error(err)
+		}
+		return io.NopCloser(strings.NewReader("updating idents\n\x1b[2Jcleared\n" + strings.Repeat("x", 70<<10) + "\nlast")), nil
+	}}
+	var out bytes.Buffer
+	job, code, err := followJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ended, ok, _ := jobEnd(job); !ended || !ok || code != 3 {
+		t.Errorf("ended %v, succeeded %v, code %d", ended, ok, code)
+	}
+	text := out.String()
+	for _, want := range []string{"--- log of pod m-janitor-0123456789-abcde, followed ---\nupdating idents\n", `\x1b[2Jcleared`, "\nlast\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output lacks %q:\n%.300s", want, text)
+		}
+	}
+	if !printable.Clean(strings.ReplaceAll(text, "\n", "")) || len(asked) != 1 || !asked[0] {
+		t.Errorf("raw control characters, or logs asked %v (want one follow)", asked)
+	}
+}
+
+// A Job whose pods were never seen running: its last pod's last lines,
+// once it ended.
+func TestFollowJobPrintsTheEndedPodsLog(t *testing.T) {
+	dyn := fakeCluster(t, strings.Replace(strings.Replace(followedJob, "PHASE", "Failed", 1),
+		"spec: {template:", "status: {conditions: [{type: Failed, status: \"True\", message: BackoffLimitExceeded}]}\nspec: {template:", 1))
+	var asked []bool
+	c := &clients{dyn: dyn, logs: func(_ context.Context, _, _ string, follow bool, _ int64) (io.ReadCloser, error) {
+		asked = append(asked, follow)
+		return io.NopCloser(strings.NewReader("panic: \x07bell\n")), nil
+	}}
+	var out bytes.Buffer
+	job, code, err := followJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, why := jobEnd(job); ok || why != "BackoffLimitExceeded" || code != 3 {
+		t.Errorf("succeeded %v (%s), code %d", ok, why, code)
+	}
+	if !strings.Contains(out.String(), "(its last 1000 lines, at most 64 KiB) ---\npanic: \\abell\n") || len(asked) != 1 || asked[0] {
+		t.Errorf("output:\n%s\nlogs asked %v (want one tail)", out.String(), asked)
+	}
+}

@@ -40,9 +40,8 @@ func newJanitor(o *options) *cobra.Command {
 		Long: `Creates a Job that runs monocle janitor COMMAND for the Monocle NAME, with the image, config and
 Elasticsearch URL (its writer user) its API runs, follows it until it ends, printing its log as it
 runs, and exits as it did. The Job is owned by the Monocle (not as its controller: Metacontroller
-leaves it alone),
-so it goes with it, and is removed an hour after it ends. The same command is the same Job: one
-already running is followed, not started twice.
+leaves it alone), so it goes with it, and is removed an hour after it ends. The same command is
+the same Job: one already running is followed, not started twice.
 
 Commands:
 ` + commands.String() + `

@@ -292,11 +292,6 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			case strings.Join(c.Command[:3], " ") != "monocle janitor update-idents":
 				t.Errorf("command %q", c.Command)
 			}
-			// The Monocle's syncs leave it alone.
-			d.sync("m")
-			if err := k8sClient.Get(ctx, clientKey(ns, job.Name), &batchv1.Job{}); err != nil {
-				t.Fatalf("after a sync: %v", err)
-			}
 			endJob(t, ns, job.Name, end)
 			code := b.exit(t)
 			if end && (code != 0 || !strings.Contains(b.out.String(), "monocle janitor update-idents succeeded")) ||
@@ -386,6 +381,13 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			msg := b.out.String()
 			resume = between(t, msg, "Resume it with ", ", or put")
 			undo = between(t, msg, "back as it was with ", " (a restore")
+			// Nothing else writes or snapshots meanwhile.
+			for _, args := range [][]string{{"janitor", "m", "update-idents", "-n", ns}, {"backup", "m", "-n", ns}} {
+				code, out, errOut := runPlugin(t, bin, editor, args...)
+				if code != 2 || !strings.Contains(errOut, "a restore of Monocle m is under way") || !strings.Contains(errOut, "kubectl monocle restore m -n "+ns+" --undo") {
+					t.Errorf("%q during a restore: exit %d\n%s%s", args, code, out, errOut)
+				}
+			}
 			if step == "undo" {
 				break
 			}
@@ -393,6 +395,10 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			// the stopped ones.
 			r := startShell(t, editor, bin, resume)
 			job := oneJob(t, ns, "m-restore-", func() { d.sync("m") })
+			// While the restore Job runs, --undo is refused.
+			if code, out, errOut := runPlugin(t, bin, editor, "restore", "m", "-n", ns, "--undo"); code != 2 || !strings.Contains(errOut, "the restore Job "+job.Name+" runs") {
+				t.Errorf("--undo while the Job runs: exit %d\n%s%s", code, out, errOut)
+			}
 			endJob(t, ns, job.Name, true)
 			if code := r.exit(t); code != 0 || !strings.Contains(r.out.String(), "Resuming the restore of snapshot "+snapshot) {
 				t.Fatalf("%s: exit %d", resume, code)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
@@ -66,14 +68,8 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, tim
 	if err != nil {
 		return err
 	}
-	snaps := m.Spec.Elasticsearch.Snapshots
-	switch {
-	case snaps == nil:
-		return fmt.Errorf("no snapshots: Monocle %s takes none, spec.elasticsearch.snapshots is not set (docs/snapshots.md)", name)
-	case snaps.Suspend:
-		return fmt.Errorf("snapshots suspended: Monocle %s has spec.elasticsearch.snapshots.suspend set (a restore sets it while it runs)", name)
-	case m.Annotations[restoreAnnotation] != "":
-		return fmt.Errorf("a restore of Monocle %s is under way (annotation %s): let it end, or put the Monocle back as it was with %s", name, restoreAnnotation, undoCommand(ns, name))
+	if err := backupRefused(m); err != nil {
+		return err
 	}
 	cronJobName := instance.For(name).Snapshots
 	cj, err := get[batchv1.CronJob](ctx, c, cronJobGVR, ns, cronJobName)
@@ -84,7 +80,7 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, tim
 		return fmt.Errorf("no CronJob %s yet: the hook has not made it for Monocle %s (kubectl monocle status %s says why)", cronJobName, name, name)
 	}
 	if len(cj.Status.Active) > 0 {
-		fmt.Fprintf(out, "A scheduled snapshot run is active (Job %s): waiting for it to end\n", cj.Status.Active[0].Name)
+		fmt.Fprintf(out, "A scheduled snapshot run is active (Job %s): waiting for it to end\n", printable.Escape(cj.Status.Active[0].Name))
 		err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, false, func(ctx context.Context) (bool, error) {
 			cj, err = get[batchv1.CronJob](ctx, c, cronJobGVR, ns, cronJobName)
 			if err == nil && cj == nil {
@@ -100,18 +96,60 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, tim
 	if err != nil {
 		return err
 	}
+	// Read again: a restore may have begun while a scheduled run was
+	// waited for.
+	if m, err = readMonocle(ctx, c, ns, name); err != nil {
+		return err
+	}
+	if err := backupRefused(m); err != nil {
+		return err
+	}
 	if err := createJob(ctx, c, job); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Job %s created: taking snapshot %s; waiting for it to end\n", job.Name, snapshotName)
 	ended, _, err := followJob(ctx, c, out, ns, job.Name, timeout)
 	if err != nil {
-		return err
+		return runsOn(err, ns, job.Name)
 	}
 	if _, ok, why := jobEnd(ended); !ok {
 		return errExit{code: 1, err: fmt.Errorf("the snapshot run failed: %s (its log: %s)", why, logsCommand(ns, job.Name))}
 	}
 	fmt.Fprintf(out, "snapshot %s taken\n", snapshotName)
+	return nil
+}
+
+// backupRefused says why the Monocle takes no backup now, if it does not.
+func backupRefused(m *v1alpha1.Monocle) error {
+	snaps := m.Spec.Elasticsearch.Snapshots
+	switch {
+	case m.Annotations[restoreAnnotation] != "":
+		return fmt.Errorf("a restore of Monocle %s is under way (annotation %s): let it end, or put the Monocle back as it was with %s", m.Name, restoreAnnotation, undoCommand(m.Namespace, m.Name))
+	case snaps == nil:
+		return fmt.Errorf("no snapshots: Monocle %s takes none, spec.elasticsearch.snapshots is not set (docs/snapshots.md)", m.Name)
+	case snaps.Suspend:
+		return fmt.Errorf("snapshots suspended: Monocle %s has spec.elasticsearch.snapshots.suspend set", m.Name)
+	}
+	return nil
+}
+
+// runsOn is err, a wait for a Job that ended early (Ctrl-C, a timeout),
+// saying that the Job runs on and how to read its log.
+func runsOn(err error, ns, job string) error {
+	if errors.Is(err, context.Canceled) {
+		err = errInterrupted
+	}
+	return fmt.Errorf("%w: Job %s runs on; its log: %s", err, job, logsCommand(ns, job))
+}
+
+// ours refuses to replace an existing Job of the same name that is not
+// want's: another Monocle's, or anyone's else.
+func ours(existing, want *batchv1.Job) error {
+	for _, k := range []string{"app.kubernetes.io/instance", "app.kubernetes.io/component"} {
+		if existing.Labels[k] != want.Labels[k] {
+			return fmt.Errorf("a Job %s exists that this command did not make (its label %s is %s): delete or rename it first", existing.Name, k, printable.Quote(existing.Labels[k]))
+		}
+	}
 	return nil
 }
 

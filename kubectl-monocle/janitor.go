@@ -75,6 +75,9 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 			if err != nil {
 				return err
 			}
+			if m.Annotations[restoreAnnotation] != "" {
+				return fmt.Errorf("a restore of Monocle %s is under way (annotation %s): the janitor would write to the indices it replaces; let it end, or put the Monocle back as it was with %s", jo.Monocle, restoreAnnotation, undoCommand(ns, jo.Monocle))
+			}
 			n := instance.For(jo.Monocle)
 			api, err := get[appsv1.Deployment](ctx, c, deploymentGVR, ns, n.API)
 			if err != nil {
@@ -107,6 +110,9 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 				return err
 			}
 			if existing != nil {
+				if err := ours(existing, job); err != nil {
+					return err
+				}
 				if ended, _, _ := jobEnd(existing); !ended {
 					fmt.Fprintf(out, "Job %s already runs this command: following it\n", job.Name)
 				} else {
@@ -125,7 +131,7 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 			}
 			ended, code, err := followJob(ctx, c, out, ns, job.Name, timeout)
 			if err != nil {
-				return err
+				return runsOn(err, ns, job.Name)
 			}
 			if _, ok, why := jobEnd(ended); !ok {
 				return errExit{code: max(code, 1), err: fmt.Errorf("the janitor failed: %s (its log: %s)", why, logsCommand(ns, job.Name))}

@@ -107,7 +107,9 @@ func jobEnd(job *batchv1.Job) (ended, succeeded bool, why string) {
 // as it ended, and its last pod's exit code (-1 when no pod says one).
 func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, timeout time.Duration) (*batchv1.Job, int, error) {
 	var job *batchv1.Job
-	f := &follower{c: c, out: out, ns: ns, followed: map[string]bool{}}
+	// The follower's context is the command's: the poll's own ends as soon
+	// as the poll does, which would cut the log's last lines.
+	f := &follower{ctx: ctx, c: c, out: out, ns: ns, followed: map[string]bool{}}
 	defer f.stop()
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		var err error
@@ -121,7 +123,7 @@ func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, 
 		if ended, _, _ := jobEnd(job); ended {
 			return true, nil
 		}
-		f.next(ctx, name)
+		f.next(job)
 		return false, nil
 	})
 	if err != nil {
@@ -132,7 +134,7 @@ func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, 
 	}
 	// The log's end reaches the plugin a moment after the pod's.
 	f.wait(5 * time.Second)
-	pods := jobPods(ctx, c, ns, name)
+	pods := jobPods(ctx, c, job)
 	if len(f.followed) == 0 {
 		return job, printLog(ctx, c, out, ns, name, pods), nil
 	}
@@ -141,6 +143,7 @@ func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, 
 
 // follower prints the log of a Job's pods, one at a time, as they run.
 type follower struct {
+	ctx      context.Context
 	c        *clients
 	out      io.Writer
 	ns       string
@@ -151,7 +154,7 @@ type follower struct {
 
 // next starts following the log of the Job's running pod, unless one is
 // being followed.
-func (f *follower) next(ctx context.Context, job string) {
+func (f *follower) next(job *batchv1.Job) {
 	if f.done != nil {
 		select {
 		case <-f.done:
@@ -159,12 +162,12 @@ func (f *follower) next(ctx context.Context, job string) {
 			return
 		}
 	}
-	for _, p := range jobPods(ctx, f.c, f.ns, job) {
+	for _, p := range jobPods(f.ctx, f.c, job) {
 		if p.Status.Phase != corev1.PodRunning || f.followed[p.Name] {
 			continue
 		}
 		f.followed[p.Name] = true
-		ctx, cancel := context.WithCancel(ctx)
+		ctx, cancel := context.WithCancel(f.ctx)
 		f.cancel, f.done = cancel, make(chan struct{})
 		fmt.Fprintf(f.out, "--- log of pod %s, followed ---\n", p.Name)
 		go func(pod string, done chan struct{}) {
@@ -216,9 +219,11 @@ func copyLines(w io.Writer, r io.Reader) {
 	}
 }
 
-// jobPods are the Job's pods, oldest first.
-func jobPods(ctx context.Context, c *clients, ns, job string) []corev1.Pod {
-	list, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(batchv1.JobNameLabel+"="+job))
+// jobPods are the Job's pods, oldest first: by its UID, not its name, so
+// that none of an earlier Job of the same name (deleted, its pods not yet)
+// is taken for its.
+func jobPods(ctx context.Context, c *clients, job *batchv1.Job) []corev1.Pod {
+	list, err := c.dyn.Resource(podGVR).Namespace(job.Namespace).List(ctx, listOptions(batchv1.ControllerUidLabel+"="+string(job.UID)))
 	if err != nil {
 		return nil
 	}

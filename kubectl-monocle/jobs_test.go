@@ -16,25 +16,36 @@ import (
 
 const followedJob = `apiVersion: batch/v1
 kind: Job
-metadata: {name: m-janitor-0123456789, namespace: ns}
+metadata: {name: m-janitor-0123456789, namespace: ns, uid: job-uid}
 spec: {template: {spec: {containers: [{name: janitor, image: x}]}}}
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: m-janitor-0123456789-abcde, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789}}
+metadata: {name: m-janitor-0123456789-abcde, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: job-uid}}
 spec: {containers: [{name: janitor, image: x}]}
 status:
   phase: PHASE
   containerStatuses: [{name: janitor, image: x, imageID: "", ready: false, restartCount: 0, state: {terminated: {exitCode: 3}}}]
 `
 
+// An earlier Job's pod of the same name: never taken for the Job's.
+const earlierPod = `apiVersion: v1
+kind: Pod
+metadata: {name: m-janitor-0123456789-old, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: earlier-uid}}
+spec: {containers: [{name: janitor, image: x}]}
+status: {phase: Running}
+`
+
 // A running pod's log is followed as it comes, each line escaped; the
 // exit code is the pod's.
 func TestFollowJobFollowsTheRunningPod(t *testing.T) {
-	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1))
+	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod)
 	var asked []bool
 	c := &clients{dyn: dyn, logs: func(ctx context.Context, ns, pod string, follow bool, _ int64) (io.ReadCloser, error) {
 		asked = append(asked, follow)
+		if pod != "m-janitor-0123456789-abcde" {
+			t.Errorf("the log of %s, an earlier Job's pod", pod)
+		}
 		// The pod ends as its log does: the Job is marked complete.
 		job, err := dyn.Resource(jobGVR).Namespace(ns).Get(ctx, "m-janitor-0123456789", metav1.GetOptions{})
 		if err != nil {
@@ -44,7 +55,10 @@ func TestFollowJobFollowsTheRunningPod(t *testing.T) {
 		if _, err := dyn.Resource(jobGVR).Namespace(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
 			t.Error(err)
 		}
-		return io.NopCloser(strings.NewReader("updating idents\n\x1b[2Jcleared\n" + strings.Repeat("x", 70<<10) + "\nlast")), nil
+		// The last line comes after the Job is seen ended, as a pod's
+		// last words reach the API server after its end: cut if the
+		// stream's context ends with the wait.
+		return io.NopCloser(io.MultiReader(strings.NewReader("updating idents\n\x1b[2Jcleared\n"+strings.Repeat("x", 70<<10)+"\n"), &lateTail{ctx: ctx})), nil
 	}}
 	var out bytes.Buffer
 	job, code, err := followJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
@@ -62,6 +76,25 @@ func TestFollowJobFollowsTheRunningPod(t *testing.T) {
 	}
 	if !printable.Clean(strings.ReplaceAll(text, "\n", "")) || len(asked) != 1 || !asked[0] {
 		t.Errorf("raw control characters, or logs asked %v (want one follow)", asked)
+	}
+}
+
+// lateTail is a log's last line, 1.5 s late (the wait polls every second).
+type lateTail struct {
+	ctx  context.Context
+	done bool
+}
+
+func (l *lateTail) Read(p []byte) (int, error) {
+	if l.done {
+		return 0, io.EOF
+	}
+	select {
+	case <-l.ctx.Done():
+		return 0, l.ctx.Err()
+	case <-time.After(1500 * time.Millisecond):
+		l.done = true
+		return copy(p, "last"), nil
 	}
 }
 

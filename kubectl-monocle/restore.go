@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/internal/command"
@@ -37,10 +39,56 @@ const restoreAnnotation = instance.Group + "/restore"
 type restoreRecord struct {
 	Snapshot   string `json:"snapshot"`
 	Repository string `json:"repository"`
-	// Before is the merge patch that puts back spec.api.replicas,
-	// spec.crawler.enabled and spec.elasticsearch.snapshots.suspend as
-	// they were (null: not set).
-	Before json.RawMessage `json:"before"`
+	Location   string `json:"location"`
+	// Before are spec.api.replicas, spec.crawler.enabled and
+	// spec.elasticsearch.snapshots.suspend as they were (null: not set).
+	Before *restoreBefore `json:"before"`
+}
+
+// restoreBefore is the merge patch that puts them back: only these three
+// fields, each of its type or null, whatever the annotation holds (anyone
+// who edits the Monocle may write it).
+type restoreBefore struct {
+	Spec struct {
+		API struct {
+			Replicas *int32 `json:"replicas"`
+		} `json:"api"`
+		Crawler struct {
+			Enabled *bool `json:"enabled"`
+		} `json:"crawler"`
+		Elasticsearch struct {
+			Snapshots struct {
+				Suspend *bool `json:"suspend"`
+			} `json:"snapshots"`
+		} `json:"elasticsearch"`
+	} `json:"spec"`
+}
+
+// String is the merge patch, for the messages: numbers, booleans and null.
+func (b *restoreBefore) String() string {
+	out, _ := json.Marshal(b)
+	return string(out)
+}
+
+// parseRecord reads restoreAnnotation's value: refused unless it is one
+// this command writes.
+func parseRecord(raw, monocle string) (restoreRecord, error) {
+	var rec restoreRecord
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&rec)
+	switch {
+	case err == nil && rec.Before == nil:
+		err = errors.New("no before")
+	case err == nil && rec.Before.Spec.API.Replicas != nil && *rec.Before.Spec.API.Replicas < 0:
+		err = errors.New("negative replicas")
+	case err == nil:
+		err = cmp.Or(snapshot.CheckName("snapshot", rec.Snapshot), snapshot.CheckName("repository", rec.Repository), snapshot.CheckLocation(rec.Location))
+	}
+	if err != nil {
+		return rec, fmt.Errorf("the annotation %s of Monocle %s is not one this command wrote (%s): remove it (kubectl annotate) once you have checked the spec", restoreAnnotation, monocle, printable.Escape(err.Error()))
+	}
+	return rec, nil
 }
 
 // stoppedComponents are the pods that write to the indices (the API, the
@@ -88,7 +136,7 @@ refusal, or the cluster could not be read.`,
 			case ro.undo && (ro.snapshot != "" || ro.dryRun):
 				return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
 			case !ro.undo && ro.snapshot == "":
-				return usageError{errors.New("restore needs --snapshot (kubectl monocle status NAME lists the last ones), or --undo")}
+				return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
 			}
 			return nil
 		},
@@ -167,6 +215,9 @@ func (r *restorer) run(ctx context.Context) error {
 	if resuming {
 		r.say("Resuming the restore of snapshot %s into Monocle %s, begun before (annotation %s).", r.o.snapshot, r.name, restoreAnnotation)
 	} else if existing != nil {
+		if err := ours(existing, job); err != nil {
+			return err
+		}
 		if ended, _, _ := jobEnd(existing); !ended {
 			return fmt.Errorf("the restore Job %s already runs, outside any restore this command began: wait for it, or delete it", job.Name)
 		}
@@ -214,7 +265,7 @@ func (r *restorer) run(ctx context.Context) error {
 	}
 	_, ok, why := jobEnd(ended)
 	r.step = "putting the Monocle back"
-	r.say("4/4 Putting Monocle %s back as it was: %s", r.name, string(rec.Before))
+	r.say("4/4 Putting Monocle %s back as it was: %s", r.name, rec.Before)
 	if err := r.patch(ctx, back); err != nil {
 		return r.interrupted(err)
 	}
@@ -228,26 +279,39 @@ func (r *restorer) run(ctx context.Context) error {
 	return nil
 }
 
-// record is the restore under way, read from the annotation (resuming),
-// else the one to begin, with the spec's values as they are.
+// record is the restore under way, read from the annotation (resuming:
+// its repository and location are the restore's), else the one to begin,
+// with the spec's values as they are.
 func (r *restorer) record(u *unstructured.Unstructured) (restoreRecord, bool, error) {
 	if raw, ok := u.GetAnnotations()[restoreAnnotation]; ok {
-		var rec restoreRecord
-		if err := json.Unmarshal([]byte(raw), &rec); err != nil || len(rec.Before) == 0 {
-			return rec, false, fmt.Errorf("the annotation %s of Monocle %s is not one this command wrote: remove it (kubectl annotate) once you have checked the spec", restoreAnnotation, r.name)
+		rec, err := parseRecord(raw, r.name)
+		if err != nil {
+			return rec, false, err
 		}
-		if rec.Snapshot != r.o.snapshot || rec.Repository != r.o.repository {
-			return rec, false, fmt.Errorf("a restore of snapshot %s is under way for Monocle %s: resume it with %s, or put the Monocle back as it was with %s", printable.Quote(rec.Snapshot), r.name, resumeCommand(r.ns, r.name, rec.Snapshot), undoCommand(r.ns, r.name))
+		if rec.Snapshot != r.o.snapshot || (r.o.repository != snapshot.DefaultRepository && r.o.repository != rec.Repository) ||
+			(r.o.location != snapshot.DefaultLocation && r.o.location != rec.Location) {
+			return rec, false, fmt.Errorf("a restore of snapshot %s (repository %s) is under way for Monocle %s: resume it with %s, or put the Monocle back as it was with %s",
+				rec.Snapshot, rec.Repository, r.name, resumeCommand(r.ns, r.name, rec.Snapshot), undoCommand(r.ns, r.name))
 		}
+		r.o.repository, r.o.location = rec.Repository, rec.Location
 		return rec, true, nil
 	}
-	before := map[string]any{
-		"api":           map[string]any{"replicas": nested(u, "spec", "api", "replicas")},
-		"crawler":       map[string]any{"enabled": nested(u, "spec", "crawler", "enabled")},
-		"elasticsearch": map[string]any{"snapshots": map[string]any{"suspend": nested(u, "spec", "elasticsearch", "snapshots", "suspend")}},
+	before := &restoreBefore{}
+	var err error
+	switch v := nested(u, "spec", "api", "replicas").(type) {
+	case nil:
+	case int64:
+		before.Spec.API.Replicas = ptr.To(int32(v))
+	default:
+		err = fmt.Errorf("spec.api.replicas is %T, not an integer", v)
 	}
-	b, err := json.Marshal(map[string]any{"spec": before})
-	return restoreRecord{Snapshot: r.o.snapshot, Repository: r.o.repository, Before: b}, false, err
+	if v, ok := nested(u, "spec", "crawler", "enabled").(bool); ok {
+		before.Spec.Crawler.Enabled = &v
+	}
+	if v, ok := nested(u, "spec", "elasticsearch", "snapshots", "suspend").(bool); ok {
+		before.Spec.Elasticsearch.Snapshots.Suspend = &v
+	}
+	return restoreRecord{Snapshot: r.o.snapshot, Repository: r.o.repository, Location: r.o.location, Before: before}, false, err
 }
 
 // nested is the field's value, nil when it is not set.
@@ -271,10 +335,10 @@ func (r *restorer) stopPatch(u *unstructured.Unstructured, rec restoreRecord) []
 
 // backPatch puts back what rec recorded, and removes the annotation.
 func (r *restorer) backPatch(rec restoreRecord) []byte {
-	var back map[string]any
-	_ = json.Unmarshal(rec.Before, &back)
-	back["metadata"] = map[string]any{"annotations": map[string]any{restoreAnnotation: nil}}
-	b, _ := json.Marshal(back)
+	b, _ := json.Marshal(struct {
+		Metadata map[string]any `json:"metadata"`
+		*restoreBefore
+	}{map[string]any{"annotations": map[string]any{restoreAnnotation: nil}}, rec.Before})
 	return b
 }
 
@@ -358,9 +422,9 @@ func (r *restorer) undo(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("no restore of Monocle %s is under way (no annotation %s): nothing to undo", r.name, restoreAnnotation)
 	}
-	var rec restoreRecord
-	if err := json.Unmarshal([]byte(raw), &rec); err != nil || len(rec.Before) == 0 {
-		return fmt.Errorf("the annotation %s of Monocle %s is not one this command wrote", restoreAnnotation, r.name)
+	rec, err := parseRecord(raw, r.name)
+	if err != nil {
+		return err
 	}
 	job, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, restorejob.JobName(r.name, rec.Repository, rec.Snapshot))
 	if err != nil {
@@ -374,7 +438,7 @@ func (r *restorer) undo(ctx context.Context) error {
 	if err := r.patch(ctx, r.backPatch(rec)); err != nil {
 		return err
 	}
-	r.say("Monocle %s put back as it was before the restore of snapshot %s: %s", r.name, rec.Snapshot, string(rec.Before))
+	r.say("Monocle %s put back as it was before the restore of snapshot %s: %s", r.name, rec.Snapshot, rec.Before)
 	return nil
 }
 
@@ -384,7 +448,7 @@ func (r *restorer) printPlan(stop, back []byte, job *batchv1.Job) error {
 	if err != nil {
 		return err
 	}
-	r.say(`Restore of snapshot %s into Monocle %s (namespace %s): the steps (--dry-run: nothing is changed).
+	plan := fmt.Sprintf(`Restore of snapshot %s into Monocle %s (namespace %s): the steps (--dry-run: nothing is changed).
 1. Patch Monocle %s (merge patch):
    %s
 2. Wait until the hook has answered it and no pod of %s runs (at most %s).
@@ -393,8 +457,10 @@ func (r *restorer) printPlan(stop, back []byte, job *batchv1.Job) error {
    %s
    then, if the restore succeeded, delete the Job (a failed one is kept for its log).
 ---
-%s`, r.o.snapshot, r.name, r.ns, r.name, stop, strings.Join(stoppedComponents, ", "), r.o.stopTimeout, r.o.timeout+3*time.Minute, r.name, back, strings.TrimSuffix(string(doc), "\n"))
-	return nil
+%s`, r.o.snapshot, r.name, r.ns, r.name, stop, strings.Join(stoppedComponents, ", "), r.o.stopTimeout, r.o.timeout+3*time.Minute, r.name, back, string(doc))
+	// Each line escaped: the Job shows the Monocle's values.
+	_, err = fmt.Fprint(r.out, printable.Lines(plan))
+	return err
 }
 
 // resumeCommand and undoCommand are the commands an interrupted restore

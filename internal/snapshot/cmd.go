@@ -28,7 +28,7 @@ func RunSnapshot(ctx context.Context, args []string, stderr io.Writer, now func(
 	fs.StringVar(&o.Location, "location", "", "the repository's directory on the Elasticsearch node, under its path.repo (e.g. "+DefaultLocation+")")
 	fs.IntVar(&o.Keep, "keep", 0, "how many successful snapshots of ours to keep (at least 1)")
 	fs.StringVar(&o.Prefix, "prefix", DefaultPrefix, "the prefix of our snapshots' names; retention deletes only names PREFIX-YYYYMMDD-HHMMSS")
-	fs.StringVar(&o.Name, "name", "", "the snapshot's name, PREFIX-YYYYMMDD-HHMMSS (default: of now); one that exists and succeeded is kept, not taken again")
+	fs.StringVar(&o.Name, "name", "", "the snapshot's name, PREFIX-YYYYMMDD-HHMMSS (default: of now); one that exists is kept if it succeeded, else deleted and taken again")
 	return runAgainst(ctx, fs, args, "the most the whole run may take, the snapshot's wait included", func(ctx context.Context, c *Client) error {
 		_, err := Take(ctx, c, o)
 		return err

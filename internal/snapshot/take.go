@@ -28,8 +28,8 @@ type Options struct {
 	Prefix     string // of our snapshots' names
 	// Name is the snapshot's, one of ours (PREFIX-YYYYMMDD-HHMMSS); ""
 	// names it after Now. A run again with the same Name (the Job's next
-	// attempt) keeps that snapshot if it succeeded, instead of failing on
-	// a name taken.
+	// attempt) keeps that snapshot if it succeeded, and takes it again if
+	// it did not.
 	Name string
 	Keep int // successful snapshots of ours to keep, at least 1
 	Now  func() time.Time
@@ -63,7 +63,7 @@ func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 		return Result{}, err
 	}
 	name := cmp.Or(o.Name, Name(o.Prefix, o.Now()))
-	taken, err := c.taken(ctx, o.Repository, o.Prefix, o.Name)
+	taken, err := c.taken(ctx, o.Repository, o.Prefix, o.Name, o.Log)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,8 +98,10 @@ func Take(ctx context.Context, c *Client, o Options) (Result, error) {
 }
 
 // taken tells whether a snapshot of ours named name (not "") exists and
-// succeeded; one that exists and did not is an error that says why.
-func (c *Client) taken(ctx context.Context, repo, prefix, name string) (bool, error) {
+// succeeded. One that did not (an earlier attempt of the same run, failed,
+// partial, or cut off while Elasticsearch went on) is deleted, to be taken
+// again under its name: it is this run's own.
+func (c *Client) taken(ctx context.Context, repo, prefix, name string, log *slog.Logger) (bool, error) {
 	if name == "" {
 		return false, nil
 	}
@@ -111,10 +113,14 @@ func (c *Client) taken(ctx context.Context, repo, prefix, name string) (bool, er
 	if i < 0 {
 		return false, nil
 	}
-	if err := list[i].succeeded(); err != nil {
-		return false, fmt.Errorf("%w: the name is taken", err)
+	if list[i].succeeded() == nil {
+		return true, nil
 	}
-	return true, nil
+	if err := c.call(ctx, http.MethodDelete, urlPath("_snapshot", repo, name), nil, nil, nil, false); err != nil {
+		return false, fmt.Errorf("deleting snapshot %s (%s) to take it again: %w", name, list[i].State, err)
+	}
+	log.Info("snapshot deleted, to be taken again", "snapshot", name, "state", list[i].State)
+	return false, nil
 }
 
 // bounded gives ctx a deadline if it has none: the calls that wait (the

@@ -93,16 +93,16 @@ func TestTake(t *testing.T) {
 			wantRequests:  []string{getRepo, list, list},
 			wantSnapshots: []string{"monocle-20261201-000000"},
 		},
-		"a name given that failed: an error, nothing taken": {
+		"a name given that failed (an earlier attempt's): deleted, taken again": {
 			setup: func(f *fakeES) {
 				withMonocle(f)
 				registered(f)
 				f.seed(DefaultLocation, past("monocle-20261201-000000", "FAILED", 1))
 			},
 			options:       func(o *Options) { o.Name = "monocle-20261201-000000" },
-			wantErr:       "snapshot monocle-20261201-000000 is FAILED: Indices don't have primary shards [monocle.config] (1 of 1 shards failed; [monocle.config][0] IndexShardSnapshotFailedException[disk full]): the name is taken",
-			wantRequests:  []string{getRepo, list},
+			wantRequests:  []string{getRepo, list, "DELETE /_snapshot/monocle/monocle-20261201-000000", "PUT /_snapshot/monocle/monocle-20261201-000000?wait_for_completion=true", list},
 			wantSnapshots: []string{"monocle-20261201-000000"},
+			wantIndices:   []string{"monocle.changes.1.demo", "monocle.changes.1.zuul", "monocle.config"},
 		},
 		"a name retention would never delete: refused before any request": {
 			setup:   withMonocle,

@@ -118,7 +118,7 @@ func TestRestoreRefusesAForgedRecord(t *testing.T) {
 		"another field":       strings.Replace(good, `"crawler":{"enabled":null}`, `"crawler":{"enabled":null},"image":"evil"`, 1),
 		"a string for a bool": strings.Replace(good, `"enabled":null`, `"enabled":"yes"`, 1),
 		"negative replicas":   strings.Replace(good, `"replicas":2`, `"replicas":-1`, 1),
-		"a snapshot with ESC": strings.Replace(good, `"snapshot":"s"`, `"snapshot":"s]0;x"`, 1),
+		"a snapshot with ESC": strings.Replace(good, `"snapshot":"s"`, `"snapshot":"s\u001b]0;x\u0007"`, 1),
 		"a relative location": strings.Replace(good, `"/usr/share/elasticsearch/snapshots/monocle"`, `"snapshots"`, 1),
 	} {
 		t.Run(name, func(t *testing.T) {

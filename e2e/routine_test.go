@@ -58,8 +58,14 @@ type background struct {
 
 func startPlugin(t *testing.T, bin, kubeconfig string, args ...string) *background {
 	t.Helper()
-	b := &background{out: &lockedBuffer{}, done: make(chan struct{})}
-	b.cmd = exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	return start(t, exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...))
+}
+
+// start starts cmd, its output read while it runs; the test's end kills
+// it if it still runs.
+func start(t *testing.T, cmd *exec.Cmd) *background {
+	t.Helper()
+	b := &background{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
 	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -476,18 +482,7 @@ func startShell(t *testing.T, kubeconfig, bin, line string) *background {
 	if err := os.Symlink(bin, filepath.Join(dir, "kubectl-monocle")); err != nil {
 		t.Fatal(err)
 	}
-	b := &background{out: &lockedBuffer{}, done: make(chan struct{})}
-	b.cmd = exec.Command("sh", "-c", line)
-	b.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+dir+":"+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
-	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = b.cmd.Wait()
-		b.code = b.cmd.ProcessState.ExitCode()
-		close(b.done)
-	}()
-	t.Cleanup(func() { _ = b.cmd.Process.Kill(); <-b.done })
-	return b
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+dir+":"+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
+	return start(t, cmd)
 }

@@ -62,11 +62,7 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jo.Monocle, jo.Command = args[0], args[1]
-			ns, err := o.namespace()
-			if err != nil {
-				return err
-			}
-			c, err := o.clients(ns)
+			ns, c, err := o.target()
 			if err != nil {
 				return err
 			}

@@ -101,6 +101,17 @@ func (o *options) namespace() (string, error) {
 	return ns, nil
 }
 
+// target is the namespace the command works in and the clients that
+// reach it.
+func (o *options) target() (string, *clients, error) {
+	ns, err := o.namespace()
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := o.clients(ns)
+	return ns, c, err
+}
+
 func (o *options) clients(namespace string) (*clients, error) {
 	if o.connect != nil {
 		return o.connect(namespace)

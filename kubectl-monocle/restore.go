@@ -142,11 +142,7 @@ refusal, or the cluster could not be read.`,
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, err := o.namespace()
-			if err != nil {
-				return err
-			}
-			c, err := o.clients(ns)
+			ns, c, err := o.target()
 			if err != nil {
 				return err
 			}

@@ -139,11 +139,7 @@ Reads only the Monocle's namespace.`,
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, err := o.namespace()
-			if err != nil {
-				return err
-			}
-			c, err := o.clients(ns)
+			ns, c, err := o.target()
 			if err != nil {
 				return err
 			}

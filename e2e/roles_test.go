@@ -24,18 +24,7 @@ func TestAggregatedRoles(t *testing.T) {
 	startControllerManager(t, "clusterrole-aggregation")
 	ns := createNamespace(t, nil)
 
-	// The chart's ClusterRoles, named after a CompositeController of this
-	// test's own (they are cluster-scoped), as `helm install` or
-	// metacontroller/hook.yaml (the same render) makes them.
-	for _, o := range renderChart(t, ns, "--set", "compositeController.name="+ns) {
-		if o.GetKind() != "ClusterRole" {
-			continue
-		}
-		if err := k8sClient.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), o) })
-	}
+	createAggregatedRoles(t, ns)
 
 	// A user bound to each built-in role in ns.
 	kubeconfigs := map[string]string{}
@@ -87,6 +76,23 @@ func TestAggregatedRoles(t *testing.T) {
 	// Only in that namespace: the binding is a RoleBinding.
 	if got, _ := canI(t, kubeconfigs["edit"], "kubectl auth can-i create monocles -n default"); got != "no" {
 		t.Errorf("an editor of %s may create Monocles in default: %q", ns, got)
+	}
+}
+
+// createAggregatedRoles creates the chart's ClusterRoles, named after a
+// CompositeController of the test's own (they are cluster-scoped), as
+// `helm install` or metacontroller/hook.yaml (the same render) makes them;
+// they go at the test's end.
+func createAggregatedRoles(t *testing.T, ns string) {
+	t.Helper()
+	for _, o := range renderChart(t, ns, "--set", "compositeController.name="+ns) {
+		if o.GetKind() != "ClusterRole" {
+			continue
+		}
+		if err := k8sClient.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), o) })
 	}
 }
 

@@ -20,14 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// jobState says whether a Job ended, as the Job controller marks it.
-func jobState(j batchv1.Job) (succeeded, ended bool, _ string) {
-	for _, c := range j.Status.Conditions {
-		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
-			return c.Type == batchv1.JobComplete, true, ""
-		}
-	}
-	return false, false, ""
+// jobEnded says whether a Job ended, as the Job controller marks it.
+func jobEnded(j batchv1.Job) bool {
+	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed)
+	})
 }
 
 // lockedBuffer is a process's output, read while it runs.
@@ -186,15 +183,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 	bin := buildPlugin(t)
 	startControllerManager(t, "clusterrole-aggregation")
 	ns := restrictedNamespace(t)
-	for _, o := range renderChart(t, ns, "--set", "compositeController.name="+ns) {
-		if o.GetKind() != "ClusterRole" {
-			continue
-		}
-		if err := k8sClient.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), o) })
-	}
+	createAggregatedRoles(t, ns)
 	user := ns + "-edit"
 	if err := k8sClient.Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "edit", Namespace: ns},
@@ -314,7 +303,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			b.until(t, "waiting for it to end")
 			var job batchv1.Job
 			for _, j := range jobsOf(t, ns, "m-janitor-") {
-				if _, ended, _ := jobState(j); !ended {
+				if !jobEnded(j) {
 					job = j
 				}
 			}

@@ -45,9 +45,9 @@ func Build(o Options) (*batchv1.Job, error) {
 
 func check(o Options) error {
 	var missing []string
-	for name, v := range map[string]string{"monocle": o.Monocle, "namespace": o.Namespace, "snapshot": o.Snapshot, "image": o.Image} {
+	for name, v := range map[string]string{"the Monocle's name": o.Monocle, "namespace": o.Namespace, "snapshot": o.Snapshot, "image": o.Image} {
 		if v == "" {
-			missing = append(missing, "--"+name)
+			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
@@ -55,28 +55,24 @@ func check(o Options) error {
 		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
 	if errs := validation.IsDNS1123Label(o.Monocle); len(errs) > 0 || len(o.Monocle) > instance.MaxNameLength {
-		return fmt.Errorf("--monocle %q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
+		return fmt.Errorf("%q is not a Monocle's name: a DNS label of at most %d characters", o.Monocle, instance.MaxNameLength)
 	}
 	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
-		return fmt.Errorf("--namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+		return fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
 	}
 	if o.Timeout < time.Minute {
 		return fmt.Errorf("--timeout %s: at least 1m", o.Timeout)
 	}
 	if strings.ContainsAny(o.Image, " \t\n'\"") {
-		return fmt.Errorf("--image %q is not an image reference", o.Image)
+		return fmt.Errorf("image %q is not an image reference", o.Image)
 	}
 	return cmp.Or(snapshot.CheckName("snapshot", o.Snapshot), snapshot.CheckName("repository", o.Repository), snapshot.CheckLocation(o.Location))
 }
 
-// jobName is the Monocle's name, "-restore-" and a hash of the snapshot's
-// name: at most 38+9+10 characters, a valid label value for the job-name
-// label the Job controller sets; the same snapshot is the same Job, so
-// it never runs twice at once.
-func jobName(o Options) string { return JobName(o.Monocle, o.Repository, o.Snapshot) }
-
-// JobName is the restore Job's name for the Monocle, repository and
-// snapshot.
+// JobName is the Monocle's name, "-restore-" and a hash of the
+// repository's and snapshot's names: at most 38+9+10 characters, a valid
+// label value for the job-name label the Job controller sets; the same
+// snapshot is the same Job, so it never runs twice at once.
 func JobName(monocle, repository, snapshot string) string {
 	sum := sha256.Sum256([]byte(repository + "/" + snapshot))
 	return monocle + "-restore-" + hex.EncodeToString(sum[:])[:10]
@@ -106,7 +102,7 @@ func makeJob(o Options) *batchv1.Job {
 		// It only waits on HTTP answers.
 		Resources: instance.Resources("10m", "32Mi", "64Mi"),
 	}
-	job := NewJob(jobName(o), o.Namespace, n.Selector("restore"), 0, instance.HookJobPod(container))
+	job := NewJob(JobName(o.Monocle, o.Repository, o.Snapshot), o.Namespace, n.Selector("restore"), 0, instance.HookJobPod(container))
 	job.Annotations = map[string]string{
 		instance.Group + "/snapshot":   o.Snapshot,
 		instance.Group + "/repository": o.Repository,

@@ -98,12 +98,12 @@ func TestRestoreJobGolden(t *testing.T) {
 // longest Monocle name.
 func TestJobName(t *testing.T) {
 	longest := strings.Repeat("m", instance.MaxNameLength)
-	a := jobName(Options{Monocle: longest, Repository: "monocle", Snapshot: "monocle-20261130-091500"})
-	b := jobName(Options{Monocle: longest, Repository: "monocle", Snapshot: "monocle-20261130-101500"})
+	a := JobName(longest, "monocle", "monocle-20261130-091500")
+	b := JobName(longest, "monocle", "monocle-20261130-101500")
 	if a == b {
 		t.Errorf("two snapshots, one Job name %s", a)
 	}
-	if a != jobName(Options{Monocle: longest, Repository: "monocle", Snapshot: "monocle-20261130-091500"}) {
+	if a != JobName(longest, "monocle", "monocle-20261130-091500") {
 		t.Error("the same snapshot, another name")
 	}
 	if errs := validation.IsDNS1123Label(a); len(errs) > 0 {
@@ -116,15 +116,15 @@ func TestRestoreJobRefuses(t *testing.T) {
 		edit    func(*Options)
 		wantErr string
 	}{
-		"nothing":                    {edit: func(o *Options) { *o = Options{Timeout: time.Hour} }, wantErr: "missing --image, --monocle, --namespace, --snapshot"},
-		"no image":                   {edit: func(o *Options) { o.Image = "" }, wantErr: "missing --image"},
+		"nothing":                    {edit: func(o *Options) { *o = Options{Timeout: time.Hour} }, wantErr: "missing image, namespace, snapshot, the Monocle's name"},
+		"no image":                   {edit: func(o *Options) { o.Image = "" }, wantErr: "missing image"},
 		"a Monocle name too long":    {edit: func(o *Options) { o.Monocle = strings.Repeat("m", 39) }, wantErr: "is not a Monocle's name"},
 		"a Monocle name not a label": {edit: func(o *Options) { o.Monocle = "M_1" }, wantErr: "is not a Monocle's name"},
-		"a namespace not a label":    {edit: func(o *Options) { o.Namespace = "a.b" }, wantErr: `--namespace "a.b"`},
+		"a namespace not a label":    {edit: func(o *Options) { o.Namespace = "a.b" }, wantErr: `namespace "a.b"`},
 		"a snapshot name ES refuses": {edit: func(o *Options) { o.Snapshot = "Snap shot" }, wantErr: `snapshot "Snap shot"`},
 		"a relative location":        {edit: func(o *Options) { o.Location = "snapshots" }, wantErr: `location "snapshots"`},
 		"a timeout under a minute":   {edit: func(o *Options) { o.Timeout = 10 * time.Second }, wantErr: "--timeout 10s: at least 1m"},
-		"an image with a space":      {edit: func(o *Options) { o.Image = "a b" }, wantErr: `--image "a b"`},
+		"an image with a space":      {edit: func(o *Options) { o.Image = "a b" }, wantErr: `image "a b"`},
 		"another image (ok)":         {edit: func(o *Options) { o.Image = "localhost/monocle-hook:dev" }},
 	}
 	for name, tc := range tests {

@@ -36,6 +36,7 @@ var layers = map[string]int{
 	"hook/child":             2,
 	"internal/snapshot":      2,
 	"internal/restorejob":    3,
+	"internal/restorerecord": 3,
 	"hook/access":            3,
 	"hook/elastic":           3,
 	"hook/pods":              3,

@@ -239,26 +239,19 @@ func (d *driver) related(parent *unstructured.Unstructured) map[string]map[strin
 	out := map[string]map[string]any{}
 	for _, r := range rules.RelatedResources {
 		gvr := schema.GroupVersionResource{Version: r.APIVersion, Resource: r.Resource}
+		// Metacontroller refuses a rule in another namespace than the
+		// parent's; one without names or namespace lists the cluster.
+		if r.Namespace != d.ns || len(r.Names) == 0 {
+			d.t.Fatalf("customize rule %+v: not by names in the parent's namespace %s", r, d.ns)
+		}
 		var items []unstructured.Unstructured
-		if len(r.Names) > 0 {
-			for _, n := range r.Names {
-				o, err := d.dyn.Resource(gvr).Namespace(d.ns).Get(context.Background(), n, metav1.GetOptions{})
-				if err == nil {
-					items = append(items, *o)
-				} else if !apierrors.IsNotFound(err) {
-					d.t.Fatal(err)
-				}
-			}
-		} else {
-			sel, err := metav1.LabelSelectorAsSelector(r.LabelSelector)
-			if err != nil {
+		for _, n := range r.Names {
+			o, err := d.dyn.Resource(gvr).Namespace(r.Namespace).Get(context.Background(), n, metav1.GetOptions{})
+			if err == nil {
+				items = append(items, *o)
+			} else if !apierrors.IsNotFound(err) {
 				d.t.Fatal(err)
 			}
-			list, err := d.dyn.Resource(gvr).Namespace(d.ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
-			if err != nil {
-				d.t.Fatal(err)
-			}
-			items = list.Items
 		}
 		for _, o := range items {
 			key := o.GetKind() + "." + o.GetAPIVersion()

@@ -399,18 +399,24 @@ func TestVersionsObservedRunning(t *testing.T) {
 	}
 }
 
+// The customize answer names its objects in the parent's namespace, every
+// rule of it: no label selector (Metacontroller builds one per parent at
+// every related event) and no rule without a namespace (Metacontroller then
+// lists the whole cluster's objects of its kind at each sync).
 func TestCustomize(t *testing.T) {
 	tests := map[string]struct {
 		spec string
 		want string
 	}{
-		"volumes only": {`{}`, `[{"apiVersion":"v1","resource":"persistentvolumeclaims","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"elastic","app.kubernetes.io/instance":"m","app.kubernetes.io/name":"monocle"}}}]`},
+		"volumes only": {`{}`, `[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"ns","names":["data-m-elastic-0","snapshots-m-elastic-0"]}]`},
 		"every reference": {`{"configMapRef":{"name":"c"},"secretRef":{"name":"s"},"elasticsearch":{"urlSecretRef":{"name":"es","key":"url"}}}`,
-			`[{"apiVersion":"v1","resource":"persistentvolumeclaims","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"elastic","app.kubernetes.io/instance":"m","app.kubernetes.io/name":"monocle"}}},{"apiVersion":"v1","resource":"configmaps","names":["c"]},{"apiVersion":"v1","resource":"secrets","names":["s","es"]}]`},
+			`[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"ns","names":["data-m-elastic-0","snapshots-m-elastic-0"]},{"apiVersion":"v1","resource":"configmaps","namespace":"ns","names":["c"]},{"apiVersion":"v1","resource":"secrets","namespace":"ns","names":["s","es"]}]`},
+		"one Secret named twice": {`{"secretRef":{"name":"s"},"elasticsearch":{"urlSecretRef":{"name":"s","key":"url"}}}`,
+			`[{"apiVersion":"v1","resource":"persistentvolumeclaims","namespace":"ns","names":["data-m-elastic-0","snapshots-m-elastic-0"]},{"apiVersion":"v1","resource":"secrets","namespace":"ns","names":["s"]}]`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			resp, err := Customize(&wire.CustomizeRequest{Parent: &wire.Parent{Metadata: metav1.ObjectMeta{Name: "m"}, Spec: json.RawMessage(tc.spec)}})
+			resp, err := Customize(&wire.CustomizeRequest{Parent: &wire.Parent{Metadata: metav1.ObjectMeta{Name: "m", Namespace: "ns"}, Spec: json.RawMessage(tc.spec)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -425,7 +431,13 @@ func TestCustomize(t *testing.T) {
 	if err := json.Unmarshal(readFixture(t, "customize-v1"), &req); err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := Customize(&req); err != nil || len(resp.RelatedResources) == 0 {
+	resp, err := Customize(&req)
+	if err != nil || len(resp.RelatedResources) == 0 {
 		t.Fatalf("%v %v", resp, err)
+	}
+	for _, rule := range resp.RelatedResources {
+		if rule.Namespace != req.Parent.Metadata.Namespace || rule.Namespace == "" || len(rule.Names) == 0 {
+			t.Errorf("recorded parent in %q: rule %+v", req.Parent.Metadata.Namespace, rule)
+		}
 	}
 }

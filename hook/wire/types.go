@@ -72,11 +72,13 @@ type CustomizeResponse struct {
 	RelatedResources []RelatedRule `json:"relatedResources"`
 }
 
+// RelatedRule is Metacontroller's RelatedResourceRule as the hook answers
+// it: by names in one namespace (the parent's).
 type RelatedRule struct {
-	APIVersion    string                `json:"apiVersion"`
-	Resource      string                `json:"resource"`
-	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
-	Names         []string              `json:"names,omitempty"`
+	APIVersion string   `json:"apiVersion"`
+	Resource   string   `json:"resource"`
+	Namespace  string   `json:"namespace,omitempty"`
+	Names      []string `json:"names,omitempty"`
 }
 
 // SyncResponse is the hook's answer: the whole desired set of children (a

@@ -300,7 +300,7 @@ func TestKrewInstallAsDocumented(t *testing.T) {
 	// downloads from loopback; between them, the checksums' check the docs
 	// print above (the signature's is run by TestPushAndInstallFromRegistry).
 	download, install := docsKrewBlocks(t)
-	first := "V=0.1.0 OS=linux ARCH=amd64 "
+	first := "V=" + version + " OS=linux ARCH=amd64 "
 	if !strings.HasPrefix(download[0], first) {
 		t.Fatalf("docs/support.md's krew downloads start with %q, want %q...", download[0], first)
 	}

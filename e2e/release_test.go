@@ -330,7 +330,8 @@ func verifyPluginAsDocumented(t *testing.T, cosign, keys, otherKeys, dist, versi
 }
 
 // docsPluginVerifyCommands are docs/support.md's commands that verify the
-// plugin's archives and manifest, as printed, for version.
+// plugin's archives and manifest, as printed (for the chart's appVersion),
+// for version.
 func docsPluginVerifyCommands(t *testing.T, version string) []string {
 	t.Helper()
 	b, err := os.ReadFile("../docs/support.md")
@@ -340,10 +341,11 @@ func docsPluginVerifyCommands(t *testing.T, version string) []string {
 	_, section, _ := strings.Cut(string(b), "The kubectl plugin's archives")
 	_, block, _ := strings.Cut(section, "```sh\n")
 	block, _, _ = strings.Cut(block, "```")
+	printed := valStr(chartMetadata(t), "appVersion")
 	var commands []string
 	for l := range strings.Lines(block) {
 		if l = strings.TrimSpace(l); l != "" {
-			commands = append(commands, strings.ReplaceAll(l, "0.1.0", version))
+			commands = append(commands, strings.ReplaceAll(l, printed, version))
 		}
 	}
 	if len(commands) != 2 || !strings.HasPrefix(commands[0], "cosign verify-blob ") || !strings.HasPrefix(commands[1], "sha256sum ") {

@@ -102,12 +102,12 @@ type waiting struct {
 // held by a refusal makes Ready the refusal (SpecApplied's reason and
 // message), and is not rolling out.
 func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, progressing metav1.Condition) {
-	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"}
-	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"}
+	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: condition.ReasonAllComponentsReady, Message: "every component is ready"}
+	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonRolloutComplete, Message: "every component runs its latest template"}
 	rolling := "waiting for " + strings.Join(w.rolling, ", ")
 	if len(w.rolling) > 0 {
-		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: rolling}
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling}
+		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: condition.ReasonComponentsNotReady, Message: rolling}
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRollingOut, Message: rolling}
 	}
 	if len(w.held) > 0 {
 		held := strings.Join(w.held, ", ") + " not made or changed until the spec is applied (SpecApplied)"
@@ -127,10 +127,10 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 		if es.Recreating {
 			what = "made anew with the snapshot volume"
 		}
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRetainingVolume,
 			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.Retaining}
 	case es.Recreating:
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRecreatingStatefulSet,
 			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
 				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
 	}
@@ -153,7 +153,7 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 		}
 		return metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].Reason, Message: strings.Join(msgs, "; ")}
 	}
-	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"}
+	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: condition.ReasonApplied, Message: "every spec field is in effect"}
 	if notes := slices.Concat(facts.notes, facts.pods.Notes, facts.accessNotes); len(notes) > 0 {
 		c.Message += "; note: " + strings.Join(notes, "; ")
 	}

@@ -225,42 +225,14 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 	return st, nil
 }
 
-// meaning is a line on what a condition says.
+// meaning is what a condition says, by its reason (hook/condition's
+// table, which docs/status.md shows): a reason this plugin does not know
+// (a newer hook's) is said to be so.
 func meaning(c metav1.Condition) string {
-	t, s := c.Type, string(c.Status)
-	switch t + "=" + s {
-	case condition.ConditionReady + "=True":
-		return "Elasticsearch, the API and the crawler are ready"
-	case condition.ConditionReady + "=False":
-		return "a component is not ready yet, or has stopped being ready: see the children and pods below"
-	case condition.ConditionProgressing + "=True":
-		return "a component is being created or rolled out"
-	case condition.ConditionProgressing + "=False":
-		return "nothing is rolling out"
-	case condition.ConditionSpecApplied + "=True":
-		return "every field of the spec is in effect"
-	case condition.ConditionSpecApplied + "=False":
-		if c.Reason == condition.ReasonInvalidSpec {
-			return "nothing of the spec applies: every child is held as last applied until the spec is fixed"
-		}
-		return "the field the message names is held as last applied (a running Monocle serves it meanwhile); the rest of the spec applies"
-	case condition.ConditionIdentsUpdated + "=True":
-		return "update-idents ran for the config's current idents"
-	case condition.ConditionIdentsUpdated + "=False":
-		return "update-idents has not yet run, or failed, for the config's current idents"
-	case condition.ConditionIdentsUpdated + "=Unknown":
-		return "update-idents is running for the config's current idents, or there is nothing to judge yet"
-	case condition.ConditionSnapshotsHealthy + "=True":
-		return "a snapshot succeeded since the second-to-last time scheduled"
-	case condition.ConditionSnapshotsHealthy + "=False":
-		return "no snapshot succeeded since the second-to-last time scheduled: see the snapshot Jobs' logs"
-	case condition.ConditionSnapshotsHealthy + "=Unknown":
-		return "nothing to judge: snapshots are off or suspended, or the spec is not applied"
+	if m := condition.Explain(c.Reason); m != "" {
+		return m
 	}
-	if s == "Unknown" {
-		return "the hook cannot tell yet: see the message"
-	}
-	return "status " + s + " of " + t
+	return "a reason this kubectl monocle does not know (a newer hook's?): see the message"
 }
 
 // describe is a child's line, and the child typed when it is a kind status

@@ -213,13 +213,13 @@ func IdentsUpdated(pods Facts) metav1.Condition {
 		// The spec is invalid: nothing was judged.
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonSpecNotApplied, "the spec is not applied"
 	case pods.job == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonWaitingForAPI, "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
 	case condition.JobCondition(pods.job, batchv1.JobComplete):
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+pods.jobName+" completed"
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, condition.ReasonJobComplete, "Job "+pods.jobName+" completed"
 	case condition.JobCondition(pods.job, batchv1.JobFailed):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "JobFailed", "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, condition.ReasonJobFailed, "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "JobRunning", "Job "+pods.jobName+" is running"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonJobRunning, "Job "+pods.jobName+" is running"
 	}
 	return c
 }

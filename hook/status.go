@@ -39,25 +39,36 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	es, pf := facts.elastic, facts.pods
 	st := v1alpha1.MonocleStatus{URL: pf.URL, Storage: es.Storage}
 	var w waiting
-	component := func(name string, ready, enabled bool, off string, block *condition.FieldError) string {
-		switch {
-		case !enabled:
+	// A component is held exactly when its part answers it as it runs (or
+	// does not make it): block is the refusal that does so.
+	component := func(name string, observed, ready, enabled bool, off string, block *condition.FieldError) string {
+		if !enabled {
 			return off
-		case ready:
-			return "Ready"
-		case facts.invalid != nil:
-			w.held, w.blocks = append(w.held, name), append(w.blocks, facts.invalid)
-		case block != nil:
-			w.held, w.blocks = append(w.held, name), append(w.blocks, block)
-		default:
+		}
+		if facts.invalid != nil {
+			block = facts.invalid
+		}
+		if block != nil {
+			what := name + " held"
+			if !observed {
+				what = name + " not made"
+			}
+			w.held = append(w.held, what)
+			if !ready {
+				w.heldNotReady, w.blocks = append(w.heldNotReady, what), append(w.blocks, block)
+			}
+		} else if !ready {
 			w.rolling = append(w.rolling, name)
+		}
+		if ready {
+			return "Ready"
 		}
 		return "In Progress"
 	}
-	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
-	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.External, "External", nil)
-	st.API = component("api", condition.DeploymentReady(api), true, "", pf.APIBlock)
-	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pf.Crawler, "Disabled", pf.CrawlerBlock)
+	sts, api, crawler := obs.StatefulSets[n.Elastic], obs.Deployments[n.API], obs.Deployments[n.Crawler]
+	st.Elastic = component("elastic", sts != nil, condition.StatefulSetReady(sts), !es.External, "External", nil)
+	st.API = component("api", api != nil, condition.DeploymentReady(api), true, "", pf.APIBlock)
+	st.Crawler = component("crawler", crawler != nil, condition.DeploymentReady(crawler), pf.Crawler, "Disabled", pf.CrawlerBlock)
 	// A workload's image is said once its rollout is complete.
 	var v v1alpha1.Versions
 	if condition.DeploymentReady(api) {
@@ -89,18 +100,19 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	return st
 }
 
-// waiting are the enabled components not ready: those rolling out, and
-// those held by a refusal of their spec (each with its refusal): these wait
-// for their writer, not for Kubernetes.
+// waiting are the enabled components not ready, rolling out; and those a
+// refusal of the spec holds as they run ("api held") or does not make
+// ("api not made"), whether ready or not, the refusals of those not ready
+// in blocks: these wait for their writer, not for Kubernetes.
 type waiting struct {
-	rolling, held []string
-	blocks        []*condition.FieldError
+	rolling, held, heldNotReady []string
+	blocks                      []*condition.FieldError
 }
 
 // readyConditions are Ready and Progressing: the components waited for,
-// and Elasticsearch's StatefulSet on its way to be recreated. A component
-// held by a refusal makes Ready the refusal (SpecApplied's reason and
-// message), and is not rolling out.
+// those held, and Elasticsearch's StatefulSet on its way to be recreated.
+// A component held by a refusal, not ready, makes Ready the refusal
+// (SpecApplied's reason and message), and is not rolling out.
 func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, progressing metav1.Condition) {
 	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: condition.ReasonAllComponentsReady, Message: "every component is ready"}
 	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonRolloutComplete, Message: "every component runs its latest template"}
@@ -110,16 +122,20 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRollingOut, Message: rolling}
 	}
 	if len(w.held) > 0 {
-		held := strings.Join(w.held, ", ") + " not made or changed until the spec is applied (SpecApplied)"
+		held := strings.Join(w.held, ", ") + " until the spec is applied (SpecApplied)"
+		if len(w.rolling) > 0 {
+			progressing.Message += "; " + held
+		} else {
+			progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonSpecNotApplied, Message: held}
+		}
+	}
+	if len(w.heldNotReady) > 0 {
 		// The cause first: what its writer must do.
-		msg := strings.Join(w.held, ", ") + " held: " + w.blocks[0].Error()
+		msg := strings.Join(w.heldNotReady, ", ") + ": " + w.blocks[0].Error()
 		if len(w.rolling) > 0 {
 			msg += "; " + rolling
 		}
 		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: w.blocks[0].Reason, Message: msg}
-		if len(w.rolling) == 0 {
-			progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonSpecNotApplied, Message: held}
-		}
 	}
 	switch {
 	case es.Retaining != "":

@@ -36,25 +36,26 @@ func TestReadySaysWhy(t *testing.T) {
 	}{
 		// No child is made: every component waits for the spec.
 		{golden: "ready-new-invalid-spec", spec: invalidSpec, new: true,
-			want: notReady(condition.ReasonInvalidSpec, "False", condition.ReasonSpecNotApplied, "elastic, api held: spec.image")},
+			want: notReady(condition.ReasonInvalidSpec, "False", condition.ReasonSpecNotApplied, "elastic not made, api not made: spec.image")},
 		// Elasticsearch rolls out; the API and the crawler are not made.
 		{golden: "new-parent-config-invalid", spec: refusedConfig, new: true,
-			want: notReady(condition.ReasonConfigInvalid, "True", "RollingOut", "api, crawler held: spec.config config.yaml is refused by Monocle")},
+			want: notReady(condition.ReasonConfigInvalid, "True", "RollingOut", "api not made, crawler not made: spec.config config.yaml is refused by Monocle")},
 		// Fixed: the components' own state.
 		{golden: "ready-new-config-fixed", spec: `{"config":"workspaces:\n  - name: my-team\n    crawlers: []\n"}`, new: true,
 			want: notReady("ComponentsNotReady", "True", "RollingOut", "waiting for elastic, api, crawler")},
 		{golden: "new-parent-crawler-token-missing", spec: configSpec(t, githubConfig, ""), new: true,
-			want: notReady(condition.ReasonCrawlerTokenMissing, "True", "RollingOut", "crawler held: workspaces[0].crawlers[0] reads GITHUB_TOKEN")},
+			want: notReady(condition.ReasonCrawlerTokenMissing, "True", "RollingOut", "crawler not made: workspaces[0].crawlers[0] reads GITHUB_TOKEN")},
 		// Elasticsearch and the API ready: only the held crawler waits.
 		{golden: "ready-new-crawler-held-rest-ready", spec: configSpec(t, githubConfig, ""), new: true, ready: true,
-			want: notReady(condition.ReasonCrawlerTokenMissing, "False", condition.ReasonSpecNotApplied, "crawler held: ")},
-		// Running: the last applied state serves.
+			want: notReady(condition.ReasonCrawlerTokenMissing, "False", condition.ReasonSpecNotApplied, "crawler not made: ")},
+		// Running: the last applied state serves; Progressing says what
+		// is held.
 		{golden: "ready-steady-invalid-spec", spec: invalidSpec,
-			want: want{"True", "AllComponentsReady", "False", "RolloutComplete", "every component is ready"}},
+			want: want{"True", condition.ReasonAllComponentsReady, "False", condition.ReasonSpecNotApplied, "every component is ready"}},
 		{golden: "steady-config-invalid", spec: withSpec(t, `{"config":"workspaces:\n  - name: demo\n    crawlers:\n      - name: x\n"}`),
-			want: want{"True", "AllComponentsReady", "False", "RolloutComplete", "every component is ready"}},
+			want: want{"True", condition.ReasonAllComponentsReady, "False", condition.ReasonSpecNotApplied, "every component is ready"}},
 		{golden: "ready-steady-crawler-token-missing", spec: configSpec(t, githubConfig, ""),
-			want: want{"True", "AllComponentsReady", "False", "RolloutComplete", "every component is ready"}},
+			want: want{"True", condition.ReasonAllComponentsReady, "False", condition.ReasonSpecNotApplied, "every component is ready"}},
 	}
 	for _, step := range steps {
 		t.Run(step.golden, func(t *testing.T) {
@@ -101,10 +102,10 @@ func checkReadyIsSpecApplied(t *testing.T, conds []metav1.Condition) {
 			spec = c
 		}
 	}
-	if ready.Reason == "ComponentsNotReady" || ready.Reason == "AllComponentsReady" {
+	if ready.Reason == condition.ReasonComponentsNotReady || ready.Reason == condition.ReasonAllComponentsReady || ready.Reason == condition.ReasonRestoring {
 		return
 	}
-	_, refusal, _ := strings.Cut(ready.Message, " held: ")
+	_, refusal, _ := strings.Cut(ready.Message, ": ")
 	if i := strings.LastIndex(refusal, "; waiting for "); i >= 0 {
 		refusal = refusal[:i]
 	}

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 )
 
 // statusFacts is what the parts of an answer learned that the observed
@@ -81,6 +83,7 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 		st.Versions = &v
 	}
 	ready, progressing := readyConditions(n, es, w)
+	ready = restoring(parent, ready)
 	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), pods.IdentsUpdated(pf)}
 
 	var snapshots metav1.Condition
@@ -151,6 +154,43 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
 	}
 	return ready, progressing
+}
+
+// restoring is Ready while kubectl monocle restore's record is on the
+// Monocle: False, at the restore's step, for the API is stopped (or about
+// to be) and the UI down. Anyone who may edit the Monocle may write the
+// annotation: a record is taken only as restorerecord.Decode takes it and
+// for this Monocle's UID; one that is not is said in a note, and changes
+// nothing else. A forged one can only mark its own Monocle not ready.
+func restoring(parent *wire.Parent, ready metav1.Condition) metav1.Condition {
+	raw, ok := parent.Metadata.Annotations[restorerecord.Annotation]
+	if !ok {
+		return ready
+	}
+	// The note quotes nothing of the record: what a tenant wrote could
+	// read as a command.
+	note := "; note: annotation " + restorerecord.Annotation + " is ignored: "
+	r, err := restorerecord.Decode(raw)
+	switch {
+	case err != nil:
+		ready.Message += note + fmt.Sprintf("its %d bytes are not a record as a restore writes it", len(raw))
+		return ready
+	case r.MonocleUID != string(parent.Metadata.UID):
+		ready.Message += note + "it is the record of another Monocle's restore (another UID)"
+		return ready
+	}
+	msg := "a restore of snapshot " + r.Snapshot + " of repository " + r.Repository + " is under way, at step " + string(r.Step) + ": " + restoreSteps[r.Step]
+	if ready.Status != metav1.ConditionTrue {
+		msg += "; " + ready.Message
+	}
+	return metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: condition.ReasonRestoring, Message: msg}
+}
+
+// restoreSteps say what each step of a restore does to the Monocle.
+var restoreSteps = map[restorerecord.Step]string{
+	restorerecord.Stopping:    "the API and the crawler are being stopped",
+	restorerecord.Restoring:   "the restore Job runs, the API and the crawler are stopped",
+	restorerecord.PuttingBack: "the restore has ended, the spec's values are being put back",
 }
 
 // specAppliedCondition names every spec field not in effect, or notes what

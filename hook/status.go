@@ -71,13 +71,24 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	st.Elastic = component("elastic", sts != nil, condition.StatefulSetReady(sts), !es.External, "External", nil)
 	st.API = component("api", api != nil, condition.DeploymentReady(api), true, "", pf.APIBlock)
 	st.Crawler = component("crawler", crawler != nil, condition.DeploymentReady(crawler), pf.Crawler, "Disabled", pf.CrawlerBlock)
-	// A workload's image is said once its rollout is complete.
+	// A workload's image is said once its rollout is complete; while one
+	// rolls out, the image of its last complete rollout stays (its old pods
+	// serve it), so that the IMAGE column is not blank in a rollout.
 	var v v1alpha1.Versions
-	if condition.DeploymentReady(api) {
-		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
+	if last := parent.Status.Versions; last != nil {
+		v = *last
 	}
-	if condition.StatefulSetReady(sts) {
+	switch {
+	case condition.DeploymentReady(api):
+		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
+	case api == nil:
+		v.Monocle = ""
+	}
+	switch {
+	case condition.StatefulSetReady(sts):
 		v.Elasticsearch = firstImage(sts.Spec.Template.Spec.Containers)
+	case sts == nil:
+		v.Elasticsearch = ""
 	}
 	if v != (v1alpha1.Versions{}) {
 		st.Versions = &v

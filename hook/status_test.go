@@ -113,3 +113,30 @@ func checkReadyIsSpecApplied(t *testing.T, conds []metav1.Condition) {
 		t.Errorf("Ready %s %q is not what SpecApplied says: %s %s %q", ready.Reason, ready.Message, spec.Status, spec.Reason, spec.Message)
 	}
 }
+
+// During a rollout of a new image, the status keeps the image of the last
+// complete rollout (its old pods serve it): IMAGE is never blank; once the
+// rollout is complete, it is the new one.
+func TestImageDuringARollout(t *testing.T) {
+	const old, next = "quay.io/change-metrics/monocle:1.11.2", "quay.io/change-metrics/monocle:1.11.3"
+	c := converged(t)
+	a := decodeAnswer(t, syncJSON(t, c.request(t)))
+	if a.Status.Versions == nil || a.Status.Versions.Monocle != old {
+		t.Fatalf("converged: versions %+v", a.Status.Versions)
+	}
+	last := a.Status.Versions
+	c.parent = setSpec(t, c.parent, strings.Replace(baseSpec, old, next, 1))
+	c.apply(t, syncJSON(t, c.request(t)))
+	req := c.request(t)
+	req.Parent.Status.Versions = last
+	rolling := decodeAnswer(t, syncJSON(t, req))
+	if rolling.Status.API != "In Progress" || rolling.Status.Versions == nil || rolling.Status.Versions.Monocle != old {
+		t.Errorf("rolling out: api %s, versions %+v; want %s", rolling.Status.API, rolling.Status.Versions, old)
+	}
+	c.markReady()
+	req = c.request(t)
+	req.Parent.Status.Versions = rolling.Status.Versions
+	if done := decodeAnswer(t, syncJSON(t, req)); done.Status.Versions.Monocle != next {
+		t.Errorf("rolled out: versions %+v; want %s", done.Status.Versions, next)
+	}
+}

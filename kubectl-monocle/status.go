@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,10 +22,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
@@ -117,6 +121,8 @@ type Crawler struct {
 
 func newStatus(o *options) *cobra.Command {
 	var output string
+	var waitFor bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "How a Monocle is doing, on one screen",
@@ -125,9 +131,15 @@ and its readiness, the pods and their restarts, the images running, the storage,
 snapshot and the next, and each crawler's commit per workspace, asked of Monocle's own API
 through the API server's service proxy (this needs get on services/proxy, which the built-in
 view role has not: without it, that part is left out and a line says why).
-Reads only the Monocle's namespace.`,
+Reads only the Monocle's namespace.
+
+With --wait, it first waits (at most --timeout) until the Monocle's last change is applied and
+serving: its status is of its generation, with SpecApplied and Ready True. It then prints the
+status, and exits 1 if it timed out, or at once if the spec is refused in a way only an edit
+fixes (InvalidSpec, ConfigInvalid).`,
 		Example: `  kubectl monocle status my-monocle -n monocle
-  kubectl monocle status my-monocle -o json`,
+  kubectl monocle status my-monocle -o json
+  kubectl monocle status my-monocle --wait --timeout 15m`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("status takes one Monocle's name, got %d arguments", len(args))}
@@ -143,18 +155,78 @@ Reads only the Monocle's namespace.`,
 			if err != nil {
 				return err
 			}
+			var waited error
+			if waitFor {
+				waited = waitApplied(cmd.Context(), c, ns, args[0], timeout)
+				var exit errExit
+				if waited != nil && !errors.As(waited, &exit) {
+					return waited
+				}
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			st, err := readStatus(ctx, c, ns, args[0], time.Now())
 			if err != nil {
 				return err
 			}
-			return printStatus(cmd.OutOrStdout(), st, output)
+			if err := printStatus(cmd.OutOrStdout(), st, output); err != nil {
+				return err
+			}
+			return waited
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the status as a struct, for scripts (default: text)")
+	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the last change is applied and serving (SpecApplied and Ready True for the Monocle's generation), then print")
+	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "with --wait: how long to wait")
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// waitApplied waits, at most timeout, until the Monocle ns/name's last
+// change is applied and serving (notYet). It ends at once, errExit 1, on a
+// refusal only an edit of the spec fixes; timed out, errExit 1 with why.
+func waitApplied(ctx context.Context, c *clients, ns, name string, timeout time.Duration) error {
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+		}
+		var m v1alpha1.Monocle
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err != nil {
+			return false, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+		}
+		var refused bool
+		why, refused = notYet(&m)
+		if refused {
+			return false, errExit{code: 1, err: fmt.Errorf("%s: only an edit of the spec changes that", why)}
+		}
+		return why == "", nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return errExit{code: 1, err: fmt.Errorf("not applied and serving after %s: %s", timeout, why)}
+	}
+	return err
+}
+
+// notYet says why the Monocle's last change is not applied and serving,
+// "" when it is: its status is of its generation (Metacontroller has synced
+// it), with SpecApplied and Ready True for it. refused: the reason is a
+// refusal only an edit of the spec fixes (condition.Refused).
+func notYet(m *v1alpha1.Monocle) (why string, refused bool) {
+	if m.Status.ObservedGeneration < m.Generation {
+		return fmt.Sprintf("its status is of generation %d, its spec of %d: not synced yet", m.Status.ObservedGeneration, m.Generation), false
+	}
+	for _, t := range []string{condition.ConditionSpecApplied, condition.ConditionReady} {
+		c := meta.FindStatusCondition(m.Status.Conditions, t)
+		switch {
+		case c == nil || c.ObservedGeneration < m.Generation:
+			return "no " + t + " condition of generation " + strconv.FormatInt(m.Generation, 10) + " yet", false
+		case c.Status != metav1.ConditionTrue:
+			return fmt.Sprintf("%s is %s, %s: %s", t, c.Status, c.Reason, cut(c.Message, 300)), condition.Refused(m.Status) != nil
+		}
+	}
+	return "", false
 }
 
 func listOptions(selector string) metav1.ListOptions {

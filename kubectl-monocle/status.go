@@ -53,6 +53,9 @@ type Status struct {
 	Generation         int64  `json:"generation"`
 	ObservedGeneration int64  `json:"observedGeneration"`
 	URL                string `json:"url,omitempty"`
+	// NotSynced says why the status is not of the spec (hook.Unsynced):
+	// the conditions are then of an older spec, or none.
+	NotSynced string `json:"notSynced,omitempty"`
 	// Conditions with what each means.
 	Conditions []Condition `json:"conditions"`
 	// Children of the kinds the hook makes (hook/wire.ChildKinds),
@@ -244,7 +247,8 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 		return nil, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
 	}
 	st := &Status{Namespace: ns, Name: name, Generation: m.Generation, ObservedGeneration: m.Status.ObservedGeneration,
-		URL: m.Status.URL, Images: m.Status.Versions, Storage: m.Status.Storage, Conditions: []Condition{}, Children: []Child{}, Pods: []Pod{}}
+		URL: m.Status.URL, Images: m.Status.Versions, Storage: m.Status.Storage, Conditions: []Condition{}, Children: []Child{}, Pods: []Pod{},
+		NotSynced: hook.Unsynced(m.Generation, m.Status.ObservedGeneration, len(m.Status.Conditions) > 0 || m.Status.ObservedGeneration > 0, m.CreationTimestamp.Time, now)}
 	for _, cond := range m.Status.Conditions {
 		st.Conditions = append(st.Conditions, Condition{cond.Type, string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime, meaning(cond)})
 	}
@@ -517,9 +521,12 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	if st.URL != "" {
 		fmt.Fprintf(tw, "URL: %s\n", e(st.URL))
 	}
+	if st.NotSynced != "" {
+		fmt.Fprintf(tw, "NOT SYNCED: %s\n", e(st.NotSynced))
+	}
 	fmt.Fprintln(tw, "\nCONDITION\tSTATUS\tREASON\tMEANING")
 	if len(st.Conditions) == 0 {
-		fmt.Fprintln(tw, "(none yet: the hook has not synced it)")
+		fmt.Fprintln(tw, "(none yet: Metacontroller has not synced it)")
 	}
 	for _, c := range st.Conditions {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Type), e(c.Status), e(c.Reason), c.Meaning)

@@ -263,7 +263,7 @@ metadata: {name: m, namespace: ns, generation: 1}
 		t.Errorf("%+v", st)
 	}
 	code, stdout, _ = runWith(c, "status", "m", "-n", "ns")
-	if code != 0 || !strings.Contains(stdout, "(none yet: the hook has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
+	if code != 0 || !strings.Contains(stdout, "(none yet: Metacontroller has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,5 +67,36 @@ func TestStatusWait(t *testing.T) {
 	code, stdout, stderr := runWith(&clients{dyn: dyn}, "status", "m", "-n", "ns", "--wait", "--timeout", "1m")
 	if code != 0 || gets < 3 || !strings.Contains(stdout, "AllComponentsReady") {
 		t.Errorf("exit %d after %d reads\n%s%s", code, gets, stdout, stderr)
+	}
+}
+
+// A Monocle Metacontroller has not synced since its last edit, or never
+// (after hook.SyncGrace), is said to be not synced, with the likely causes;
+// a new one within the grace is not.
+func TestStatusNotSynced(t *testing.T) {
+	for name, tc := range map[string]struct {
+		monocle string
+		says    string
+	}{
+		"behind": {monocleAt(3, 2, "True Applied", "True AllComponentsReady"), "NOT SYNCED: its status is of generation 2, its spec of 3: its last change is not applied. Likely causes: Metacontroller does not run"},
+		"never": {"apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m, namespace: ns, generation: 1, creationTimestamp: '" +
+			now.Add(-time.Hour).Format(time.RFC3339) + "'}\n", "NOT SYNCED: it has no status 2m0s after its creation: it was never synced."},
+		"new": {"apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: m, namespace: ns, generation: 1, creationTimestamp: '" +
+			now.Add(-time.Minute).Format(time.RFC3339) + "'}\n", ""},
+		"synced": {monocleAt(3, 3, "True Applied", "True AllComponentsReady"), ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, err := readStatus(context.Background(), &clients{dyn: fakeCluster(t, tc.monocle)}, "ns", "m", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			if err := printStatus(&out, st, ""); err != nil {
+				t.Fatal(err)
+			}
+			if tc.says == "" && (st.NotSynced != "" || strings.Contains(out.String(), "NOT SYNCED")) || !strings.Contains(out.String(), tc.says) {
+				t.Errorf("want %q:\n%s", tc.says, out.String())
+			}
+		})
 	}
 }

@@ -179,7 +179,7 @@ func TestPlugin(t *testing.T) {
 	out = status(viewer)
 	t.Logf("kubectl monocle status m (converged, as a viewer):\n%s", out)
 	contains("status of a converged Monocle", out,
-		"every field of the spec is in effect", "Elasticsearch, the API and the crawler are ready",
+		"every spec field is in effect", "Elasticsearch, the API and the crawler are ready",
 		"Deployment/m-api", "Deployment/m-crawler", "StatefulSet/m-elastic", "Service/m-api", "CronJob/m-snapshots",
 		"Images running: Monocle quay.io/change-metrics/monocle:1.11.2", "next:",
 		"(not shown: Secrets: you may not list secrets in "+ns+")",

@@ -86,13 +86,13 @@ func TestWaitingForAChange(t *testing.T) {
 		}
 	}
 	stillWaiting("the edit not synced")
-	d.sync("m")
+	d.converge("m")
 	if r := conditionOf(d.monocle("m"), "Ready"); r["reason"] != "ComponentsNotReady" {
 		t.Fatalf("the API rolling out: Ready %v", r)
 	}
 	stillWaiting("the API rolling out")
 	d.markReady("Deployment.apps/v1", "m-api")
-	d.sync("m")
+	d.converge("m")
 	for i, b := range waits {
 		select {
 		case <-b.done:

@@ -120,3 +120,41 @@ func TestWaitingForAChange(t *testing.T) {
 		t.Errorf("refused: %s: %v after %s\n%s", pluginWait, err, time.Since(began), out)
 	}
 }
+
+// TestStalledSyncIsSeen: a Monocle edited while its controller is stalled
+// (the driver, Metacontroller's part here, does not sync it) is reported
+// by kubectl monocle check as NotSynced, exit 1, with the likely causes,
+// and by status as NOT SYNCED; synced again, check passes.
+func TestStalledSyncIsSeen(t *testing.T) {
+	ns := restrictedNamespace(t)
+	kubeconfig := adminKubeconfig(t, "stalled")
+	bin := buildPlugin(t)
+	d := newDriver(t, ns)
+	spec := map[string]any{"publicURL": "http://m.example.com", "crawler": map[string]any{"enabled": false}}
+	d.createMonocle("m", spec)
+	d.converge("m")
+	d.markReady("StatefulSet.apps/v1", "m-elastic")
+	d.markReady("Deployment.apps/v1", "m-api")
+	d.converge("m")
+	if code, stdout, stderr := runPlugin(t, bin, kubeconfig, "check", "-n", ns); code != 0 {
+		t.Fatalf("synced: check exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	spec["api"] = map[string]any{"replicas": int64(2)}
+	d.setSpec("m", spec)
+	code, stdout, stderr := runPlugin(t, bin, kubeconfig, "check", "-n", ns)
+	t.Logf("kubectl monocle check -n %s: exit %d\n%s%s", ns, code, stdout, stderr)
+	if code != 1 || !strings.Contains(stdout, ns+"/m: NotSynced: its status is of generation 1, its spec of 2: its last change is not applied. Likely causes: Metacontroller does not run") ||
+		!strings.Contains(stdout, "Monocles checked: 1; applied in full: 0; not: 1") {
+		t.Errorf("stalled: check exit %d", code)
+	}
+	code, stdout, stderr = runPlugin(t, bin, kubeconfig, "status", "m", "-n", ns)
+	if code != 0 || !strings.Contains(stdout, "NOT SYNCED: its status is of generation 1, its spec of 2") {
+		t.Errorf("stalled: status exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	d.converge("m")
+	if code, stdout, stderr := runPlugin(t, bin, kubeconfig, "check", "-n", ns); code != 0 {
+		t.Errorf("synced again: check exit %d\n%s%s", code, stdout, stderr)
+	}
+}

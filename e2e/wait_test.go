@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/change-metrics/monocle-hook/hook"
 )
 
 // docCommands are the command lines of the sh blocks of docs/status.md's
@@ -36,8 +38,8 @@ func docCommands(t *testing.T, heading, ns, name string) []string {
 // TestWaitingForAChange runs docs/status.md's "Waiting for a change" as
 // printed, with the real kubectl and kubectl monocle on PATH: on an edit,
 // neither the kubectl waits nor status --wait pass while the status is of
-// the spec before it, nor while the API rolls out; both pass once it is
-// ready. On a refused edit, the kubectl wait for SpecApplied times out
+// the spec before it, nor while the API rolls out (kubectl get's IMAGE
+// then the image still running); both pass once it is ready. On a refused edit, the kubectl wait for SpecApplied times out
 // and status --wait exits 1 at once. Readiness is played through the
 // status subresource.
 func TestWaitingForAChange(t *testing.T) {
@@ -91,6 +93,18 @@ func TestWaitingForAChange(t *testing.T) {
 		t.Fatalf("the API rolling out: Ready %v", r)
 	}
 	stillWaiting("the API rolling out")
+	// kubectl get's IMAGE is the last complete rollout's meanwhile.
+	image := func() string {
+		out, err := sh("kubectl get monocle m -n " + ns + " -o wide --no-headers").CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl get -o wide: %v\n%s", err, out)
+		}
+		fields := strings.Fields(string(out))
+		return fields[len(fields)-1]
+	}
+	if got := image(); got != hook.DefaultImage {
+		t.Errorf("the API rolling out: IMAGE %q, want the running %s", got, hook.DefaultImage)
+	}
 	d.markReady("Deployment.apps/v1", "m-api")
 	d.converge("m")
 	for i, b := range waits {
@@ -102,6 +116,10 @@ func TestWaitingForAChange(t *testing.T) {
 		if b.code != 0 {
 			t.Errorf("ready: %q exit %d:\n%s", []string{kubectlWaits, pluginWait}[i], b.code, b.out.String())
 		}
+	}
+
+	if got := image(); got != "quay.io/change-metrics/monocle:1.11.3" {
+		t.Errorf("rolled out: IMAGE %q", got)
 	}
 
 	// A refused edit: the first wait times out (its timeout shortened),

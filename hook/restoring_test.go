@@ -42,7 +42,7 @@ func TestReadyWhileRestoring(t *testing.T) {
 		a := decodeAnswer(t, body)
 		ready := a.Status.Condition(condition.ConditionReady)
 		if ready.Status != metav1.ConditionFalse || ready.Reason != condition.ReasonRestoring ||
-			!strings.Contains(ready.Message, "a restore of snapshot monocle-20261130-030000 of repository monocle is under way, at step "+string(step)+": ") {
+			!strings.Contains(ready.Message, `a restore of snapshot "monocle-20261130-030000" of repository "monocle" is under way, at step `+string(step)+": ") {
 			t.Errorf("%s: Ready %+v", step, ready)
 		}
 		if !bytes.Equal(childrenOf(t, body), childrenOf(t, before)) {

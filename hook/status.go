@@ -190,7 +190,7 @@ func restoring(parent *wire.Parent, ready metav1.Condition) metav1.Condition {
 		ready.Message += note + "it is the record of another Monocle's restore (another UID)"
 		return ready
 	}
-	msg := "a restore of snapshot " + r.Snapshot + " of repository " + r.Repository + " is under way, at step " + string(r.Step) + ": " + restoreSteps[r.Step]
+	msg := "a restore of snapshot " + condition.Quote(r.Snapshot) + " of repository " + condition.Quote(r.Repository) + " is under way, at step " + string(r.Step) + ": " + restoreSteps[r.Step]
 	if ready.Status != metav1.ConditionTrue {
 		msg += "; " + ready.Message
 	}

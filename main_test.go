@@ -143,10 +143,25 @@ func TestRenderExamples(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no examples")
 	}
+	// The Secrets the examples' comments ask you to create: a Secret the
+	// spec names and render is not given holds the API and the crawler,
+	// as /sync does.
+	const secrets = `
+---
+{apiVersion: v1, kind: Secret, metadata: {name: github-token}, data: {GITHUB_TOKEN: Z2hwX2V4YW1wbGU=}}
+---
+{apiVersion: v1, kind: Secret, metadata: {name: team-tokens}, data: {GITHUB_TOKEN: Z2hwX2V4YW1wbGU=}}
+---
+{apiVersion: v1, kind: Secret, metadata: {name: es-url}, data: {url: aHR0cDovL2VzLmV4YW1wbGUuY29tOjkyMDA=}}
+`
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			example, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var out bytes.Buffer
-			if err := render([]string{"-f", f}, nil, &out, io.Discard); err != nil {
+			if err := render([]string{"-f", "-"}, bytes.NewReader(append(example, secrets...)), &out, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			for _, kind := range []string{"Secret", "ConfigMap", "Service", "Deployment"} {

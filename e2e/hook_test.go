@@ -303,6 +303,9 @@ func TestExamplesChildrenAreRestricted(t *testing.T) {
 					}
 				}
 			}
+			// The Secrets it names, as its comments ask you to create them:
+			// without them, no API nor crawler is made.
+			createReferenced(t, ns, spec)
 			d.createMonocle(name, spec)
 			d.converge(name)
 			if len(warnings.messages) > 0 {

@@ -38,7 +38,7 @@ func TestKubectlGetMonocles(t *testing.T) {
 			"running": {"True", "AllComponentsReady", "ConfigInvalid", "http://running.example.com"},
 		}},
 		{"wide", "-o wide", []string{"NAME", "READY", "REASON", "SPEC", "URL", "AGE", "MESSAGE", "IMAGE"}, map[string][]string{
-			"refused": {"False", "ConfigInvalid", "api, crawler held: spec.config config.yaml is refused by Monocle"},
+			"refused": {"False", "ConfigInvalid", "api not made, crawler not made: spec.config config.yaml is refused by Monocle"},
 			"running": {"True", "AllComponentsReady", "ConfigInvalid", "every component is ready", "quay.io/change-metrics/monocle:1.11.2"},
 		}},
 	} {

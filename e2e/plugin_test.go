@@ -153,7 +153,7 @@ func TestPlugin(t *testing.T) {
 	// New: no status yet, no child.
 	out := status(viewer)
 	t.Logf("kubectl monocle status m (new, as a viewer):\n%s", out)
-	contains("status of a new Monocle", out, "Monocle "+ns+"/m (generation 1, observed 0)", "(none yet: the hook has not synced it)",
+	contains("status of a new Monocle", out, "Monocle "+ns+"/m (generation 1, observed 0)", "(none yet: Metacontroller has not synced it)",
 		"(not shown: Secrets: you may not list secrets in "+ns+")", "crawlers: no API Deployment m-api to ask")
 	check(1, "/m: ReferenceNotFound", `"tokens"`, "Monocles checked: 1; applied in full: 0; not: 1")
 
@@ -179,7 +179,7 @@ func TestPlugin(t *testing.T) {
 	out = status(viewer)
 	t.Logf("kubectl monocle status m (converged, as a viewer):\n%s", out)
 	contains("status of a converged Monocle", out,
-		"every field of the spec is in effect", "Elasticsearch, the API and the crawler are ready",
+		"every spec field is in effect", "Elasticsearch, the API and the crawler are ready",
 		"Deployment/m-api", "Deployment/m-crawler", "StatefulSet/m-elastic", "Service/m-api", "CronJob/m-snapshots",
 		"Images running: Monocle quay.io/change-metrics/monocle:1.11.2", "next:",
 		"(not shown: Secrets: you may not list secrets in "+ns+")",

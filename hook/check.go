@@ -6,12 +6,41 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
+
+// NotSynced is the reason of a Monocle whose status is not of its spec:
+// Metacontroller has not synced its last change (Unsynced).
+const NotSynced = "NotSynced"
+
+// SyncGrace is how long a new Monocle may have no status before check and
+// kubectl monocle status say it is not synced: Metacontroller syncs a new
+// Monocle within seconds.
+const SyncGrace = 2 * time.Minute
+
+// Unsynced says why a Monocle's status is not of its spec, "" when it is:
+// its status.observedGeneration is behind its metadata.generation, or it
+// has had no status for SyncGrace since created (a Monocle read from a
+// file, with no generation nor creation time, is neither). Its spec is then
+// not applied, whatever its conditions say.
+func Unsynced(generation, observedGeneration int64, hasStatus bool, created, now time.Time) string {
+	var what string
+	switch {
+	case hasStatus && observedGeneration < generation:
+		what = fmt.Sprintf("its status is of generation %d, its spec of %d: its last change is not applied", observedGeneration, generation)
+	case !hasStatus && !created.IsZero() && now.Sub(created) >= SyncGrace:
+		what = fmt.Sprintf("it has no status %s after its creation: it was never synced", SyncGrace)
+	default:
+		return ""
+	}
+	return what + ". Likely causes: Metacontroller does not run; or it cannot sync Monocles, its ClusterRole lacking a kind of child this hook answers " +
+		"(after an upgrade of the chart before Metacontroller's values: docs/upgrade.md); or every sync of it fails (its SyncError events)"
+}
 
 // Refusal is a Monocle this hook would not apply in full, and why.
 type Refusal struct {
@@ -45,13 +74,17 @@ func (rep Report) Print(w io.Writer) {
 	for _, r := range rep.Refusals {
 		fmt.Fprintln(w, r)
 	}
-	rolling := map[string]bool{}
+	// A Monocle may be refused twice (not synced, and its spec).
+	refused, rolling := map[string]bool{}, map[string]bool{}
+	for _, r := range rep.Refusals {
+		refused[r.Namespace+"/"+r.Name] = true
+	}
 	for _, r := range rep.Rolls {
 		fmt.Fprintln(w, r)
 		rolling[r.Namespace+"/"+r.Name] = true
 	}
 	fmt.Fprintf(w, "Monocles checked: %d; applied in full: %d; not: %d; rolled: %d\n",
-		rep.Checked, rep.Checked-len(rep.Refusals), len(rep.Refusals), len(rolling))
+		rep.Checked, rep.Checked-len(refused), len(refused), len(rolling))
 }
 
 func (r Roll) String() string {
@@ -82,7 +115,10 @@ func (objs *objects) check(env Env) (Report, error) {
 		if err != nil {
 			return Report{}, err
 		}
-		md := req.Parent.Metadata
+		md, st := req.Parent.Metadata, req.Parent.Status
+		if why := Unsynced(md.Generation, st.ObservedGeneration, len(st.Conditions) > 0 || st.ObservedGeneration > 0, md.CreationTimestamp.Time, env.Now()); why != "" {
+			rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, NotSynced, why})
+		}
 		resp, err := Sync(req, env)
 		if err != nil {
 			rep.Refusals = append(rep.Refusals, Refusal{md.Namespace, md.Name, "BadObject", err.Error()})

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
 )
@@ -68,4 +70,45 @@ func mustGlob(t *testing.T, pattern string) []string {
 		t.Fatalf("%s: %v", pattern, err)
 	}
 	return files
+}
+
+// A Monocle whose status is not of its spec (Metacontroller stalled: down,
+// or its ClusterRole lacking a new kind) is not applied, whatever its
+// conditions say: check says so, with the likely causes; a new one only
+// after SyncGrace, and one read from a file without generation never.
+func TestCheckNotSynced(t *testing.T) {
+	monocle := func(name, meta, status string) string {
+		return "---\napiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata: {name: " + name + ", namespace: a" + meta + "}\nspec: {}\nstatus: " + status + "\n"
+	}
+	applied := "{observedGeneration: 2, conditions: [{type: SpecApplied, status: 'True', reason: Applied, message: '', lastTransitionTime: '2026-11-30T00:00:00Z'}]}"
+	created := func(ago time.Duration) string {
+		return ", creationTimestamp: '" + testNow.Add(-ago).Format(time.RFC3339) + "'"
+	}
+	objects := monocle("behind", ", generation: 3"+created(time.Hour), applied) +
+		monocle("synced", ", generation: 2"+created(time.Hour), applied) +
+		monocle("never", ", generation: 1"+created(SyncGrace), "{}") +
+		monocle("new", ", generation: 1"+created(SyncGrace-time.Second), "{}") +
+		monocle("from-a-file", "", "{}")
+	rep, err := Check([]byte(objects), testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Refusals {
+		got = append(got, r.Name+" "+r.Reason)
+		if !strings.Contains(r.Message, "Likely causes: Metacontroller does not run; or it cannot sync Monocles, its ClusterRole lacking a kind of child") {
+			t.Errorf("%s: %s", r.Name, r.Message)
+		}
+	}
+	if want := []string{"behind NotSynced", "never NotSynced"}; !slices.Equal(got, want) {
+		t.Errorf("refusals %v, want %v", got, want)
+	}
+	if !strings.Contains(rep.Refusals[0].Message, "its status is of generation 2, its spec of 3") || !strings.Contains(rep.Refusals[1].Message, "no status 2m0s after its creation") {
+		t.Errorf("%v", rep.Refusals)
+	}
+	var out strings.Builder
+	rep.Print(&out)
+	if !strings.HasSuffix(out.String(), "Monocles checked: 5; applied in full: 3; not: 2; rolled: 0\n") {
+		t.Errorf("report:\n%s", out.String())
+	}
 }

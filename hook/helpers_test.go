@@ -360,3 +360,15 @@ func (c *cluster) markReady() {
 		}
 	}
 }
+
+// markNotReady plays a rollout under way: every workload's controller has
+// seen its spec, and no replica is ready yet.
+func (c *cluster) markNotReady() {
+	c.markReady()
+	for _, typ := range []string{"Deployment.apps/v1", "StatefulSet.apps/v1"} {
+		for _, o := range c.children[typ] {
+			st := o["status"].(map[string]any)
+			st["readyReplicas"], st["availableReplicas"] = 0, 0
+		}
+	}
+}

@@ -65,10 +65,14 @@ func aliasConfig(alias string) string {
 // checkPrinted holds every condition message of every answer the tests
 // and the fuzz targets get to what the issue asks of a message: no control
 // or bidi character, and no command but one of command.Forms with each
-// value what it claims to be.
+// value what it claims to be; and its reason to one of condition.Reasons,
+// given with that condition and status.
 func checkPrinted(t testing.TB, conds []metav1.Condition) {
 	t.Helper()
 	for _, c := range conds {
+		if !condition.Given(c.Reason, c.Type, string(c.Status)) {
+			t.Fatalf("%s=%s has reason %s, which condition.Reasons does not give it", c.Type, c.Status, c.Reason)
+		}
 		if !printable.Clean(c.Message) {
 			t.Fatalf("%s's message carries a control or bidi character: %q", c.Type, c.Message)
 		}

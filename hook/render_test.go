@@ -25,6 +25,9 @@ func TestRenderIsSync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The Secret an example's comment asks you to create: without
+			// it, the API and the crawler are not made.
+			monocle = append(monocle, "\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: es-url}\ndata: {url: aHR0cDovL2VzLmV4YW1wbGUuY29tOjkyMDA=}\n"...)
 			rendered, _, err := Render(monocle, testEnv())
 			if err != nil {
 				t.Fatal(err)

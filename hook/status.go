@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 )
 
 // statusFacts is what the parts of an answer learned that the observed
@@ -39,37 +41,60 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	es, pf := facts.elastic, facts.pods
 	st := v1alpha1.MonocleStatus{URL: pf.URL, Storage: es.Storage}
 	var w waiting
-	component := func(name string, ready, enabled bool, off string, block *condition.FieldError) string {
-		switch {
-		case !enabled:
+	// A component is held exactly when its part answers it as it runs (or
+	// does not make it): block is the refusal that does so.
+	component := func(name string, observed, ready, enabled bool, off string, block *condition.FieldError) string {
+		if !enabled {
 			return off
-		case ready:
-			return "Ready"
-		case facts.invalid != nil:
-			w.held, w.blocks = append(w.held, name), append(w.blocks, facts.invalid)
-		case block != nil:
-			w.held, w.blocks = append(w.held, name), append(w.blocks, block)
-		default:
+		}
+		if facts.invalid != nil {
+			block = facts.invalid
+		}
+		if block != nil {
+			what := name + " held"
+			if !observed {
+				what = name + " not made"
+			}
+			w.held = append(w.held, what)
+			if !ready {
+				w.heldNotReady, w.blocks = append(w.heldNotReady, what), append(w.blocks, block)
+			}
+		} else if !ready {
 			w.rolling = append(w.rolling, name)
+		}
+		if ready {
+			return "Ready"
 		}
 		return "In Progress"
 	}
-	sts, api := obs.StatefulSets[n.Elastic], obs.Deployments[n.API]
-	st.Elastic = component("elastic", condition.StatefulSetReady(sts), !es.External, "External", nil)
-	st.API = component("api", condition.DeploymentReady(api), true, "", pf.APIBlock)
-	st.Crawler = component("crawler", condition.DeploymentReady(obs.Deployments[n.Crawler]), pf.Crawler, "Disabled", pf.CrawlerBlock)
-	// A workload's image is said once its rollout is complete.
+	sts, api, crawler := obs.StatefulSets[n.Elastic], obs.Deployments[n.API], obs.Deployments[n.Crawler]
+	st.Elastic = component("elastic", sts != nil, condition.StatefulSetReady(sts), !es.External, "External", nil)
+	st.API = component("api", api != nil, condition.DeploymentReady(api), true, "", pf.APIBlock)
+	st.Crawler = component("crawler", crawler != nil, condition.DeploymentReady(crawler), pf.Crawler, "Disabled", pf.CrawlerBlock)
+	// A workload's image is said once its rollout is complete; while one
+	// rolls out, the image of its last complete rollout stays (its old pods
+	// serve it), so that the IMAGE column is not blank in a rollout.
 	var v v1alpha1.Versions
-	if condition.DeploymentReady(api) {
-		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
+	if last := parent.Status.Versions; last != nil {
+		v = *last
 	}
-	if condition.StatefulSetReady(sts) {
+	switch {
+	case condition.DeploymentReady(api):
+		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
+	case api == nil:
+		v.Monocle = ""
+	}
+	switch {
+	case condition.StatefulSetReady(sts):
 		v.Elasticsearch = firstImage(sts.Spec.Template.Spec.Containers)
+	case sts == nil:
+		v.Elasticsearch = ""
 	}
 	if v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
 	ready, progressing := readyConditions(n, es, w)
+	ready = restoring(parent, ready)
 	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), pods.IdentsUpdated(pf)}
 
 	var snapshots metav1.Condition
@@ -89,37 +114,42 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	return st
 }
 
-// waiting are the enabled components not ready: those rolling out, and
-// those held by a refusal of their spec (each with its refusal): these wait
-// for their writer, not for Kubernetes.
+// waiting are the enabled components not ready, rolling out; and those a
+// refusal of the spec holds as they run ("api held") or does not make
+// ("api not made"), whether ready or not, the refusals of those not ready
+// in blocks: these wait for their writer, not for Kubernetes.
 type waiting struct {
-	rolling, held []string
-	blocks        []*condition.FieldError
+	rolling, held, heldNotReady []string
+	blocks                      []*condition.FieldError
 }
 
 // readyConditions are Ready and Progressing: the components waited for,
-// and Elasticsearch's StatefulSet on its way to be recreated. A component
-// held by a refusal makes Ready the refusal (SpecApplied's reason and
-// message), and is not rolling out.
+// those held, and Elasticsearch's StatefulSet on its way to be recreated.
+// A component held by a refusal, not ready, makes Ready the refusal
+// (SpecApplied's reason and message), and is not rolling out.
 func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, progressing metav1.Condition) {
-	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: "AllComponentsReady", Message: "every component is ready"}
-	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "every component runs its latest template"}
+	ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionTrue, Reason: condition.ReasonAllComponentsReady, Message: "every component is ready"}
+	progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonRolloutComplete, Message: "every component runs its latest template"}
 	rolling := "waiting for " + strings.Join(w.rolling, ", ")
 	if len(w.rolling) > 0 {
-		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: "ComponentsNotReady", Message: rolling}
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling}
+		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: condition.ReasonComponentsNotReady, Message: rolling}
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRollingOut, Message: rolling}
 	}
 	if len(w.held) > 0 {
-		held := strings.Join(w.held, ", ") + " not made or changed until the spec is applied (SpecApplied)"
+		held := strings.Join(w.held, ", ") + " until the spec is applied (SpecApplied)"
+		if len(w.rolling) > 0 {
+			progressing.Message += "; " + held
+		} else {
+			progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonSpecNotApplied, Message: held}
+		}
+	}
+	if len(w.heldNotReady) > 0 {
 		// The cause first: what its writer must do.
-		msg := strings.Join(w.held, ", ") + " held: " + w.blocks[0].Error()
+		msg := strings.Join(w.heldNotReady, ", ") + ": " + w.blocks[0].Error()
 		if len(w.rolling) > 0 {
 			msg += "; " + rolling
 		}
 		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: w.blocks[0].Reason, Message: msg}
-		if len(w.rolling) == 0 {
-			progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionFalse, Reason: condition.ReasonSpecNotApplied, Message: held}
-		}
 	}
 	switch {
 	case es.Retaining != "":
@@ -127,14 +157,51 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 		if es.Recreating {
 			what = "made anew with the snapshot volume"
 		}
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RetainingVolume",
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRetainingVolume,
 			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.Retaining}
 	case es.Recreating:
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RecreatingStatefulSet",
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRecreatingStatefulSet,
 			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
 				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
 	}
 	return ready, progressing
+}
+
+// restoring is Ready while kubectl monocle restore's record is on the
+// Monocle: False, at the restore's step, for the API is stopped (or about
+// to be) and the UI down. Anyone who may edit the Monocle may write the
+// annotation: a record is taken only as restorerecord.Decode takes it and
+// for this Monocle's UID; one that is not is said in a note, and changes
+// nothing else. A forged one can only mark its own Monocle not ready.
+func restoring(parent *wire.Parent, ready metav1.Condition) metav1.Condition {
+	raw, ok := parent.Metadata.Annotations[restorerecord.Annotation]
+	if !ok {
+		return ready
+	}
+	// The note quotes nothing of the record: what a tenant wrote could
+	// read as a command.
+	note := "; note: annotation " + restorerecord.Annotation + " is ignored: "
+	r, err := restorerecord.Decode(raw)
+	switch {
+	case err != nil:
+		ready.Message += note + fmt.Sprintf("its %d bytes are not a record as a restore writes it", len(raw))
+		return ready
+	case r.MonocleUID != string(parent.Metadata.UID):
+		ready.Message += note + "it is the record of another Monocle's restore (another UID)"
+		return ready
+	}
+	msg := "a restore of snapshot " + condition.Quote(r.Snapshot) + " of repository " + condition.Quote(r.Repository) + " is under way, at step " + string(r.Step) + ": " + restoreSteps[r.Step]
+	if ready.Status != metav1.ConditionTrue {
+		msg += "; " + ready.Message
+	}
+	return metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: condition.ReasonRestoring, Message: msg}
+}
+
+// restoreSteps say what each step of a restore does to the Monocle.
+var restoreSteps = map[restorerecord.Step]string{
+	restorerecord.Stopping:    "the API and the crawler are being stopped",
+	restorerecord.Restoring:   "the restore Job runs, the API and the crawler are stopped",
+	restorerecord.PuttingBack: "the restore has ended, the spec's values are being put back",
 }
 
 // specAppliedCondition names every spec field not in effect, or notes what
@@ -153,7 +220,7 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 		}
 		return metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionFalse, Reason: errs[0].Reason, Message: strings.Join(msgs, "; ")}
 	}
-	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "every spec field is in effect"}
+	c := metav1.Condition{Type: condition.ConditionSpecApplied, Status: metav1.ConditionTrue, Reason: condition.ReasonApplied, Message: "every spec field is in effect"}
 	if notes := slices.Concat(facts.notes, facts.pods.Notes, facts.accessNotes); len(notes) > 0 {
 		c.Message += "; note: " + strings.Join(notes, "; ")
 	}

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,10 +22,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
@@ -49,6 +53,9 @@ type Status struct {
 	Generation         int64  `json:"generation"`
 	ObservedGeneration int64  `json:"observedGeneration"`
 	URL                string `json:"url,omitempty"`
+	// NotSynced says why the status is not of the spec (hook.Unsynced):
+	// the conditions are then of an older spec, or none.
+	NotSynced string `json:"notSynced,omitempty"`
 	// Conditions with what each means.
 	Conditions []Condition `json:"conditions"`
 	// Children of the kinds the hook makes (hook/wire.ChildKinds),
@@ -117,6 +124,8 @@ type Crawler struct {
 
 func newStatus(o *options) *cobra.Command {
 	var output string
+	var waitFor bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "How a Monocle is doing, on one screen",
@@ -125,9 +134,15 @@ and its readiness, the pods and their restarts, the images running, the storage,
 snapshot and the next, and each crawler's commit per workspace, asked of Monocle's own API
 through the API server's service proxy (this needs get on services/proxy, which the built-in
 view role has not: without it, that part is left out and a line says why).
-Reads only the Monocle's namespace.`,
+Reads only the Monocle's namespace.
+
+With --wait, it first waits (at most --timeout) until the Monocle's last change is applied and
+serving: its status is of its generation, with SpecApplied and Ready True. It then prints the
+status, and exits 1 if it timed out, or at once if the spec is refused in a way only an edit
+fixes (InvalidSpec, ConfigInvalid).`,
 		Example: `  kubectl monocle status my-monocle -n monocle
-  kubectl monocle status my-monocle -o json`,
+  kubectl monocle status my-monocle -o json
+  kubectl monocle status my-monocle --wait --timeout 15m`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("status takes one Monocle's name, got %d arguments", len(args))}
@@ -143,18 +158,78 @@ Reads only the Monocle's namespace.`,
 			if err != nil {
 				return err
 			}
+			var waited error
+			if waitFor {
+				waited = waitApplied(cmd.Context(), c, ns, args[0], timeout)
+				var exit errExit
+				if waited != nil && !errors.As(waited, &exit) {
+					return waited
+				}
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			st, err := readStatus(ctx, c, ns, args[0], time.Now())
 			if err != nil {
 				return err
 			}
-			return printStatus(cmd.OutOrStdout(), st, output)
+			if err := printStatus(cmd.OutOrStdout(), st, output); err != nil {
+				return err
+			}
+			return waited
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the status as a struct, for scripts (default: text)")
+	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the last change is applied and serving (SpecApplied and Ready True for the Monocle's generation), then print")
+	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "with --wait: how long to wait")
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// waitApplied waits, at most timeout, until the Monocle ns/name's last
+// change is applied and serving (notYet). It ends at once, errExit 1, on a
+// refusal only an edit of the spec fixes; timed out, errExit 1 with why.
+func waitApplied(ctx context.Context, c *clients, ns, name string, timeout time.Duration) error {
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+		}
+		var m v1alpha1.Monocle
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err != nil {
+			return false, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
+		}
+		var refused bool
+		why, refused = notYet(&m)
+		if refused {
+			return false, errExit{code: 1, err: fmt.Errorf("%s: only an edit of the spec changes that", why)}
+		}
+		return why == "", nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return errExit{code: 1, err: fmt.Errorf("not applied and serving after %s: %s", timeout, why)}
+	}
+	return err
+}
+
+// notYet says why the Monocle's last change is not applied and serving,
+// "" when it is: its status is of its generation (Metacontroller has synced
+// it), with SpecApplied and Ready True for it. refused: the reason is a
+// refusal only an edit of the spec fixes (condition.Refused).
+func notYet(m *v1alpha1.Monocle) (why string, refused bool) {
+	if m.Status.ObservedGeneration < m.Generation {
+		return fmt.Sprintf("its status is of generation %d, its spec of %d: not synced yet", m.Status.ObservedGeneration, m.Generation), false
+	}
+	for _, t := range []string{condition.ConditionSpecApplied, condition.ConditionReady} {
+		c := meta.FindStatusCondition(m.Status.Conditions, t)
+		switch {
+		case c == nil || c.ObservedGeneration < m.Generation:
+			return "no " + t + " condition of generation " + strconv.FormatInt(m.Generation, 10) + " yet", false
+		case c.Status != metav1.ConditionTrue:
+			return fmt.Sprintf("%s is %s, %s: %s", t, c.Status, c.Reason, cut(c.Message, 300)), condition.Refused(m.Status) != nil
+		}
+	}
+	return "", false
 }
 
 func listOptions(selector string) metav1.ListOptions {
@@ -172,7 +247,8 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 		return nil, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
 	}
 	st := &Status{Namespace: ns, Name: name, Generation: m.Generation, ObservedGeneration: m.Status.ObservedGeneration,
-		URL: m.Status.URL, Images: m.Status.Versions, Storage: m.Status.Storage, Conditions: []Condition{}, Children: []Child{}, Pods: []Pod{}}
+		URL: m.Status.URL, Images: m.Status.Versions, Storage: m.Status.Storage, Conditions: []Condition{}, Children: []Child{}, Pods: []Pod{},
+		NotSynced: hook.Unsynced(m.Generation, m.Status.ObservedGeneration, len(m.Status.Conditions) > 0 || m.Status.ObservedGeneration > 0, m.CreationTimestamp.Time, now)}
 	for _, cond := range m.Status.Conditions {
 		st.Conditions = append(st.Conditions, Condition{cond.Type, string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime, meaning(cond)})
 	}
@@ -225,42 +301,14 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 	return st, nil
 }
 
-// meaning is a line on what a condition says.
+// meaning is what a condition says, by its reason (hook/condition's
+// table, which docs/status.md shows): a reason this plugin does not know
+// (a newer hook's) is said to be so.
 func meaning(c metav1.Condition) string {
-	t, s := c.Type, string(c.Status)
-	switch t + "=" + s {
-	case condition.ConditionReady + "=True":
-		return "Elasticsearch, the API and the crawler are ready"
-	case condition.ConditionReady + "=False":
-		return "a component is not ready yet, or has stopped being ready: see the children and pods below"
-	case condition.ConditionProgressing + "=True":
-		return "a component is being created or rolled out"
-	case condition.ConditionProgressing + "=False":
-		return "nothing is rolling out"
-	case condition.ConditionSpecApplied + "=True":
-		return "every field of the spec is in effect"
-	case condition.ConditionSpecApplied + "=False":
-		if c.Reason == condition.ReasonInvalidSpec {
-			return "nothing of the spec applies: every child is held as last applied until the spec is fixed"
-		}
-		return "the field the message names is held as last applied (a running Monocle serves it meanwhile); the rest of the spec applies"
-	case condition.ConditionIdentsUpdated + "=True":
-		return "update-idents ran for the config's current idents"
-	case condition.ConditionIdentsUpdated + "=False":
-		return "update-idents has not yet run, or failed, for the config's current idents"
-	case condition.ConditionIdentsUpdated + "=Unknown":
-		return "update-idents is running for the config's current idents, or there is nothing to judge yet"
-	case condition.ConditionSnapshotsHealthy + "=True":
-		return "a snapshot succeeded since the second-to-last time scheduled"
-	case condition.ConditionSnapshotsHealthy + "=False":
-		return "no snapshot succeeded since the second-to-last time scheduled: see the snapshot Jobs' logs"
-	case condition.ConditionSnapshotsHealthy + "=Unknown":
-		return "nothing to judge: snapshots are off or suspended, or the spec is not applied"
+	if m := condition.Explain(c.Reason); m != "" {
+		return m
 	}
-	if s == "Unknown" {
-		return "the hook cannot tell yet: see the message"
-	}
-	return "status " + s + " of " + t
+	return "a reason this kubectl monocle does not know (a newer hook's?): see the message"
 }
 
 // describe is a child's line, and the child typed when it is a kind status
@@ -473,9 +521,12 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	if st.URL != "" {
 		fmt.Fprintf(tw, "URL: %s\n", e(st.URL))
 	}
+	if st.NotSynced != "" {
+		fmt.Fprintf(tw, "NOT SYNCED: %s\n", e(st.NotSynced))
+	}
 	fmt.Fprintln(tw, "\nCONDITION\tSTATUS\tREASON\tMEANING")
 	if len(st.Conditions) == 0 {
-		fmt.Fprintln(tw, "(none yet: the hook has not synced it)")
+		fmt.Fprintln(tw, "(none yet: Metacontroller has not synced it)")
 	}
 	for _, c := range st.Conditions {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Type), e(c.Status), e(c.Reason), c.Meaning)

@@ -9,10 +9,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 // A converged Monocle m of namespace ns, and another Monocle's API beside
@@ -31,7 +34,7 @@ status:
   storage: {claim: data-m-elastic-0, requested: 10Gi, capacity: 10Gi}
   snapshots: {claim: snapshots-m-elastic-0, capacity: 10Gi, lastScheduleTime: "2026-12-01T03:00:00Z", lastSuccessfulTime: "2026-12-01T03:00:40Z"}
   conditions:
-  - {type: Ready, status: "False", reason: CrawlerNotReady, message: "the crawler is not ready", lastTransitionTime: "2026-12-01T00:00:00Z"}
+  - {type: Ready, status: "False", reason: ComponentsNotReady, message: "waiting for crawler", lastTransitionTime: "2026-12-01T00:00:00Z"}
   - {type: SpecApplied, status: "True", reason: Applied, message: "", lastTransitionTime: "2026-12-01T00:00:00Z"}
   - {type: SnapshotsHealthy, status: "True", reason: SnapshotSucceeded, message: "at 2026-12-01T03:00:40Z", lastTransitionTime: "2026-12-01T00:00:00Z"}
 ---
@@ -129,10 +132,9 @@ func TestStatusConverged(t *testing.T) {
 	t.Logf("\n%s", text)
 	for _, want := range []string{
 		"Monocle ns/m (generation 3, observed 3)",
-		"Ready             False   CrawlerNotReady    a component is not ready yet",
-		"a component is not ready yet",
-		"the crawler is not ready",
-		"every field of the spec is in effect",
+		"Ready             False   ComponentsNotReady  a component is rolling out or has stopped being ready",
+		"waiting for crawler",
+		"every spec field is in effect",
 		"StatefulSet/m-elastic",
 		"Deployment/m-api",
 		"Deployment/m-crawler",
@@ -192,6 +194,28 @@ func TestStatusConverged(t *testing.T) {
 	}
 }
 
+// A condition is explained by its reason (hook/condition's table), not by
+// its status: each reason of the table by its line, one this plugin does
+// not know as such.
+func TestStatusExplainsByReason(t *testing.T) {
+	for _, r := range condition.Reasons {
+		for _, in := range r.In {
+			typ, status, _ := strings.Cut(in, "=")
+			if got := meaning(metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: r.Name}); got != r.Means {
+				t.Errorf("%s %s: %q, want %q", in, r.Name, got, r.Means)
+			}
+		}
+	}
+	// The issue's: Unknown, but snapshots are on and not suspended.
+	got := meaning(metav1.Condition{Type: condition.ConditionSnapshotsHealthy, Status: metav1.ConditionUnknown, Reason: condition.ReasonNoRunDueYet})
+	if strings.Contains(got, "off") || !strings.Contains(got, "too young") {
+		t.Errorf("NoRunDueYet: %q", got)
+	}
+	if got := meaning(metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: "FromANewerHook"}); !strings.Contains(got, "does not know") {
+		t.Errorf("an unknown reason: %q", got)
+	}
+}
+
 // A viewer: no Secrets, no services/proxy. Everything else, and a line on
 // each part that is missing.
 func TestStatusAsViewer(t *testing.T) {
@@ -239,7 +263,7 @@ metadata: {name: m, namespace: ns, generation: 1}
 		t.Errorf("%+v", st)
 	}
 	code, stdout, _ = runWith(c, "status", "m", "-n", "ns")
-	if code != 0 || !strings.Contains(stdout, "(none yet: the hook has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
+	if code != 0 || !strings.Contains(stdout, "(none yet: Metacontroller has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 }

@@ -15,12 +15,15 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
 const runbooks = "https://github.com/change-metrics/monocle-hook/blob/main/observability/runbooks.md"
 
 type rule struct {
 	Alert       string            `json:"alert"`
+	Expr        string            `json:"expr"`
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 }
@@ -78,6 +81,56 @@ func TestEveryAlertHasARunbook(t *testing.T) {
 	for _, h := range headings {
 		if !slices.Contains(names, h) {
 			t.Errorf("runbooks.md's section %s is no alert's", h)
+		}
+	}
+}
+
+// An alert that fires on a condition whatever its reason has, in its
+// runbook, one item per reason the hook gives that condition with that
+// status (condition.Reasons), and no item for another.
+func TestRunbooksNameEveryReason(t *testing.T) {
+	b, err := os.ReadFile("runbooks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := map[string]string{}
+	for _, a := range alerts(t) {
+		exprs[a.Alert] = a.Expr
+	}
+	item := regexp.MustCompile("^- ((?:`[A-Za-z]+`(?:, )?)+):")
+	for alert, given := range map[string][2]string{
+		"MonocleSpecNotApplied":     {condition.ConditionSpecApplied, "False"},
+		"MonocleIdentsUpdateFailed": {condition.ConditionIdentsUpdated, "False"},
+	} {
+		selector := fmt.Sprintf(`kube_customresource_monocle_status_condition{type=%q, status=%q}`, given[0], given[1])
+		if !strings.Contains(exprs[alert], selector) {
+			t.Errorf("%s does not fire on %s (any reason): %s", alert, selector, exprs[alert])
+		}
+		_, section, _ := strings.Cut(string(b), "\n## "+alert+"\n")
+		section, _, _ = strings.Cut(section, "\n## ")
+		var named []string
+		for _, line := range strings.Split(section, "\n") {
+			if m := item.FindStringSubmatch(line); m != nil {
+				for _, r := range strings.Split(m[1], ", ") {
+					named = append(named, strings.Trim(r, "`"))
+				}
+			}
+		}
+		var want []string
+		for _, r := range condition.Reasons {
+			if condition.Given(r.Name, given[0], given[1]) {
+				want = append(want, r.Name)
+			}
+		}
+		for _, r := range want {
+			if !slices.Contains(named, r) {
+				t.Errorf("runbooks.md's %s has no item for %s=%s's reason %s (- `%s`: what to do)", alert, given[0], given[1], r, r)
+			}
+		}
+		for _, r := range named {
+			if !slices.Contains(want, r) {
+				t.Errorf("runbooks.md's %s has an item for %s, which is no reason of %s=%s", alert, r, given[0], given[1])
+			}
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // +kubebuilder:printcolumn:name=URL,type=string,JSONPath=`.status.url`
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name=Message,type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
-// +kubebuilder:printcolumn:name=Image,type=string,priority=1,JSONPath=`.status.versions.monocle`,description=`The API's image, observed running once its rollout is complete.`
+// +kubebuilder:printcolumn:name=Image,type=string,priority=1,JSONPath=`.status.versions.monocle`,description=`The API's image, observed running once its rollout is complete (while it rolls out, the last complete rollout's).`
 type Monocle struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -226,7 +226,7 @@ type MonocleStatus struct {
 	Crawler string `json:"monocle-crawler,omitempty"`
 	// The public URL the API runs with.
 	URL string `json:"url,omitempty"`
-	// The images observed running, once a component's rollout is complete.
+	// The images observed running: a component's once its rollout is complete, and while it rolls out the one its last complete rollout ran.
 	Versions *Versions `json:"versions,omitempty"`
 	// Elasticsearch's volume.
 	Storage *StorageStatus `json:"storage,omitempty"`
@@ -241,7 +241,7 @@ type MonocleStatus struct {
 	Conditions []metav1.Condition `json:"conditions"`
 }
 
-// Versions are the images observed running: a component's image once its rollout is complete.
+// Versions are the images observed running: a component's image once its rollout is complete, and while it rolls out the last complete rollout's.
 type Versions struct {
 	// The API's image.
 	Monocle string `json:"monocle,omitempty"`

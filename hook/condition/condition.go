@@ -37,59 +37,8 @@ const (
 	ConditionSnapshotsHealthy = "SnapshotsHealthy"
 )
 
-// Reasons of a SpecApplied=False condition. InvalidSpec holds every child
-// as it was last applied; the others hold only what they concern and apply
-// the rest of the spec (docs/status.md has the table).
-const (
-	// ReasonInvalidSpec: the spec does not decode or check.
-	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonConfigInvalid: Monocle would refuse the config at start.
-	ReasonConfigInvalid = "ConfigInvalid"
-	// ReasonReferenceNotFound: a ConfigMap or Secret the spec names is missing.
-	ReasonReferenceNotFound = "ReferenceNotFound"
-	// ReasonInvalidElasticsearchURL: the URL in urlSecretRef is not http://.
-	ReasonInvalidElasticsearchURL = "InvalidElasticsearchURL"
-	// Elasticsearch's volume: to grow by hand, or a change it cannot take.
-	ReasonVolumeExpansionRequired = "VolumeExpansionRequired"
-	ReasonStorageShrinkRefused    = "StorageShrinkRefused"
-	ReasonImmutableField          = "ImmutableField"
-	// ReasonSnapshotsNeedManagedElasticsearch: snapshots are asked of an
-	// external Elasticsearch; the rest applies.
-	ReasonSnapshotsNeedManagedElasticsearch = "SnapshotsNeedManagedElasticsearch"
-)
-
-// Reasons of an Unknown SnapshotsHealthy for which there is nothing to judge.
-const (
-	ReasonSnapshotsOff   = "SnapshotsOff"
-	ReasonSpecNotApplied = "SpecNotApplied"
-)
-
 // MaxConditionMessage is half a condition message's maxLength (32,768).
 const MaxConditionMessage = 16384
-
-// Reasons of a SpecApplied=False condition that hold one workload.
-const (
-	// ReasonCrawlerTokenMissing: the crawler process would exit on a token
-	// its pods lack; the crawler Deployment is held (a new one is not made).
-	ReasonCrawlerTokenMissing = "CrawlerTokenMissing"
-	// ReasonLoginKeyTooShort: MONOCLE_JWK_GEN_KEY is under 64 bytes; the
-	// API keeps its running template.
-	ReasonLoginKeyTooShort = "LoginKeyTooShort"
-	// ReasonLoginSecretMissing: the config enforces login, and the API's
-	// pods lack the OIDC client secret (or get it empty): Monocle would
-	// serve every workspace with no login. The API keeps its running
-	// template; a new Monocle gets no API (nor crawler) until it is there.
-	ReasonLoginSecretMissing = "LoginSecretMissing"
-	// ReasonAdminTokenEmpty: the config enforces login, and the API's pods
-	// get MONOCLE_ADMIN_TOKEN set empty: anyone who sends an empty token
-	// gets a login. Held as for LoginSecretMissing.
-	ReasonAdminTokenEmpty = "AdminTokenEmpty"
-	// ReasonVariableRefused: a Secret in the pods' environment sets a
-	// variable that changes how Monocle's processes run (GHCRTS, PATH,
-	// LD_*, ...: pods.Environment), or sets the crawlers' key empty. Held
-	// as for LoginSecretMissing.
-	ReasonVariableRefused = "VariableRefused"
-)
 
 // FieldError names the spec field the hook cannot honour and why. Reason is
 // the SpecApplied condition's: InvalidSpec (nothing of the spec is applied)

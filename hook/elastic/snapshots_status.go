@@ -60,15 +60,15 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 		c.Reason, c.Message = off, offMessage
 		return c
 	case cj == nil:
-		c.Reason, c.Message = "CronJobPending", "the snapshot CronJob is not there yet: it comes with Elasticsearch's snapshot volume"
+		c.Reason, c.Message = condition.ReasonCronJobPending, "the snapshot CronJob is not there yet: it comes with Elasticsearch's snapshot volume"
 		return c
 	case ptr.Deref(cj.Spec.Suspend, false):
-		c.Reason, c.Message = "Suspended", "snapshots are suspended (spec.elasticsearch.snapshots.suspend)"
+		c.Reason, c.Message = condition.ReasonSuspended, "snapshots are suspended (spec.elasticsearch.snapshots.suspend)"
 		return c
 	}
 	sched, err := scheduleIn(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
 	if err != nil {
-		c.Reason, c.Message = "ScheduleUnreadable", fmt.Sprintf("CronJob %s's schedule %s: %v", cj.Name, condition.Quote(cj.Spec.Schedule), err)
+		c.Reason, c.Message = condition.ReasonScheduleUnreadable, fmt.Sprintf("CronJob %s's schedule %s: %v", cj.Name, condition.Quote(cj.Spec.Schedule), err)
 		return c
 	}
 	success := ptr.Deref(cj.Status.LastSuccessfulTime, metav1.Time{}).Time
@@ -76,13 +76,13 @@ func snapshotsCondition(namespace string, cj *batchv1.CronJob, now time.Time, of
 	due := secondToLastScheduled(sched, now)
 	switch {
 	case !success.IsZero() && !success.Before(due):
-		c.Status, c.Reason = metav1.ConditionTrue, "SnapshotSucceeded"
+		c.Status, c.Reason = metav1.ConditionTrue, condition.ReasonSnapshotSucceeded
 		c.Message = "the last snapshot succeeded at " + formatTime(success) + lastRun
 	case due.IsZero() || cj.CreationTimestamp.Time.After(due):
 		// Too young to have missed a run.
-		c.Reason, c.Message = "NoRunDueYet", "no snapshot run is due yet"+lastRun
+		c.Reason, c.Message = condition.ReasonNoRunDueYet, "no snapshot run is due yet"+lastRun
 	default:
-		c.Status, c.Reason = metav1.ConditionFalse, "NoRecentSnapshot"
+		c.Status, c.Reason = metav1.ConditionFalse, condition.ReasonNoRecentSnapshot
 		last := "never"
 		if !success.IsZero() {
 			last = formatTime(success)

@@ -41,9 +41,10 @@ type Facts struct {
 	// Errors are the rest of what is not applied: a missing Secret, a
 	// workload held by what it would read once running.
 	Errors []*condition.FieldError
-	// APIBlock and CrawlerBlock are the refusals that hold or withhold the
-	// API and the crawler, or that they wait for (a missing Secret): a
-	// workload not ready then waits for its writer, not for Kubernetes.
+	// APIBlock and CrawlerBlock are the refusals that hold the API and the
+	// crawler as they run (answered as last applied), or withhold them
+	// (not made): set exactly when Answer does so, for the status says
+	// "held" of these alone.
 	APIBlock, CrawlerBlock *condition.FieldError
 	Notes                  []string
 	// The update-idents Job of the current idents, if observed, and its
@@ -171,7 +172,12 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	if api != nil {
 		keyBlock = keyHold
 	}
-	var missingBlock *condition.FieldError // the pods wait for the Secret
+	// A missing Secret holds the pods as they run: a new secret-hash would
+	// roll them into pods that cannot start (and kill a running crawler,
+	// which is Recreate), and what the Secret holds is not checked. A new
+	// Monocle gets no API nor crawler until it is there: pods made before
+	// would start on it the moment it appears, unchecked.
+	var missingBlock *condition.FieldError
 	if len(missing) > 0 {
 		missingBlock = missing[0]
 	}
@@ -189,13 +195,14 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	// A running API keeps its template; a new one is made despite a short
 	// key (it logs everyone out on restarts), never without the login its
 	// config enforces.
-	apiHeld := (keyHold != nil || loginHold != nil) && api != nil
-	apiWithheld := loginHold != nil && api == nil
+	apiHeld := (keyHold != nil || loginHold != nil || missingBlock != nil) && api != nil
+	apiWithheld := (loginHold != nil || missingBlock != nil) && api == nil
 	if err := runningPods(ctx, n, s, given, obs, generated, cfg, hashSecrets(apiHashed), hashSecrets(hashed), apiHeld, apiWithheld, crawlerHold == nil, &out); err != nil {
 		return Children{}, facts, err
 	}
 	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
-	if job != nil || apiRuns(api, n.MountedConfig(cfg.hash)) {
+	// No new Job reads a missing Secret either.
+	if job != nil || (missingBlock == nil && apiRuns(api, n.MountedConfig(cfg.hash))) {
 		out.Job = makeUpdateIdentsJob(n, s, given, cfg.idents, n.MountedConfig(cfg.hash), job)
 	}
 	facts.job, facts.jobName = job, n.UpdateIdentsJob(cfg.idents)
@@ -213,13 +220,13 @@ func IdentsUpdated(pods Facts) metav1.Condition {
 		// The spec is invalid: nothing was judged.
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonSpecNotApplied, "the spec is not applied"
 	case pods.job == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "WaitingForAPI", "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonWaitingForAPI, "Job "+pods.jobName+" starts once the API runs this config and is ready (it creates the indices the Job updates)"
 	case condition.JobCondition(pods.job, batchv1.JobComplete):
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "JobComplete", "Job "+pods.jobName+" completed"
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, condition.ReasonJobComplete, "Job "+pods.jobName+" completed"
 	case condition.JobCondition(pods.job, batchv1.JobFailed):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "JobFailed", "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, condition.ReasonJobFailed, "Job "+pods.jobName+" failed; it runs again when the idents change or when it is deleted"
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "JobRunning", "Job "+pods.jobName+" is running"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, condition.ReasonJobRunning, "Job "+pods.jobName+" is running"
 	}
 	return c
 }

@@ -81,8 +81,8 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 // podSecrets gathers the data of the Secrets the Monocle pods read: env,
 // those in their environment whole, in envFrom order; hashed, those and the
 // Elasticsearch URL's key, whose change rolls the pods. A named Secret that
-// is not there is reported (missing, and the pods wait for it, as the
-// kubelet makes them); an https URL holds the pods as they are.
+// is not there is reported (missing: Answer holds the pods as they run, or
+// makes none); an https URL holds the pods as they are.
 func podSecrets(s Settings, given Given, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*condition.FieldError, hold *condition.FieldError) {
 	env = []map[string][]byte{generated}
 	relSecrets := rel.Secrets

@@ -34,6 +34,11 @@ type Parent struct {
 	Spec       json.RawMessage   `json:"spec,omitempty"`
 	Status     struct {
 		Conditions []metav1.Condition `json:"conditions,omitempty"`
+		// ObservedGeneration is the generation Metacontroller last synced.
+		ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+		// Versions the hook last said run (only Metacontroller writes the
+		// status: no role of the chart grants monocles/status).
+		Versions *v1alpha1.Versions `json:"versions,omitempty"`
 	} `json:"status"`
 }
 

@@ -154,7 +154,8 @@ func basicAuthRequest(user, password string) *http.Request {
 	return req
 }
 
-// Elasticsearch's readiness probe and docs/snapshots.md's command that lists
+// Elasticsearch's readiness probe (ready while the cluster is red: the fake
+// node's cluster is) and docs/snapshots.md's command that lists
 // snapshots in its pod authenticate as the probe user, with the
 // credentials curl reads from the mounted probe.netrc: run here with curl
 // against a fake node on loopback whose realm is the Secret's, in place of
@@ -172,12 +173,15 @@ func TestProbeAuthenticates(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		action := map[string]string{"/_cluster/health": "cluster:monitor/health", "/_cat/snapshots/monocle": "cluster:admin/snapshot/get"}[r.URL.Path]
+		action := map[string]string{"/": "cluster:monitor/main", "/_cluster/health": "cluster:monitor/health", "/_cat/snapshots/monocle": "cluster:admin/snapshot/get"}[r.URL.Path]
 		switch user, status := realm.Authenticate(r); {
 		case status != 200:
 			w.WriteHeader(status)
 		case action == "" || !realm.Allowed(user, action, ""):
 			w.WriteHeader(403)
+		case r.URL.Path == "/_cluster/health" && r.URL.Query().Has("wait_for_status"):
+			// A red cluster: the health that waits for yellow times out.
+			w.WriteHeader(408)
 		}
 	}))
 	defer node.Close()

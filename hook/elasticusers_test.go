@@ -91,6 +91,41 @@ func TestElasticUsers(t *testing.T) {
 		}
 	}
 
+	// The users file edited, its sum left as it was (a writer of the
+	// Secret's): each hash is checked against its password, so an added
+	// user, a hash of another password or a costlier count is rewritten.
+	other, err := elasticusers.Hash([]byte("notThePasswordOfMonocle24"), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(users.Data["users"])
+	monocleLine, _, _ := strings.Cut(good, "\n")
+	for name, edited := range map[string]string{
+		"a user added":       good + "intruder:" + other + "\n",
+		"a hash replaced":    strings.Replace(good, monocleLine, "monocle:"+other, 1),
+		"a user removed":     strings.SplitAfterN(good, "\n", 2)[1],
+		"a count of its own": strings.Replace(good, "{PBKDF2}1000$", "{PBKDF2}1000000$", 1),
+	} {
+		req := c.request(t)
+		req.Children.Secrets[n.Elastic].Data["users"] = []byte(edited)
+		got := secretOf(t, decodeAnswer(t, syncJSON(t, req)), n.Elastic).Data["users"]
+		if string(got) == edited {
+			t.Errorf("%s: the users file kept", name)
+		}
+		realm, err := fakerealm.New(string(got), string(users.Data["users_roles"]), string(users.Data["roles.yml"]))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, u := range elasticusers.All {
+			if user, _ := realm.Authenticate(basicAuthRequest(u.Name, string(users.Data[u.Name+".password"]))); user != u.Name {
+				t.Errorf("%s: %s does not log in with its password", name, u.Name)
+			}
+		}
+		if strings.Contains(string(got), "intruder") {
+			t.Errorf("%s: the added user kept", name)
+		}
+	}
+
 	// A new password (an admin's): hashed again, the API rolls.
 	c.children["Secret.v1"][n.Elastic]["data"].(map[string]any)["monocle.password"] = base64.StdEncoding.EncodeToString([]byte("anAdminsNewPassword2026"))
 	after := decodeAnswer(t, syncJSON(t, c.request(t)))

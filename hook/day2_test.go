@@ -134,7 +134,8 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 			spec: withSpec(t, `{"elasticsearch":{"url":"http://es.example.com:9200"}}`),
 			// The API no longer reads its user's URL from N-elastic (which
 			// goes once the StatefulSet has); the crawler never did.
-			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", "NetworkPolicy/monocle-sample-elastic (removed)", api, apiHash},
+			// The NetworkPolicy stays while the StatefulSet is observed (its pods run).
+			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api, apiHash},
 		},
 		"user secret: added to the environment, pods roll": {
 			spec:    withSpec(t, `{"secretRef":{"name":"tokens"}}`),
@@ -272,12 +273,23 @@ func TestSwitchToExternalRetainsTheVolume(t *testing.T) {
 	if got == nil || nestedString(got, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted") != "Retain" {
 		t.Fatalf("StatefulSet answered %v", got != nil)
 	}
+	// Its pods still run: their NetworkPolicy stays while it is observed.
+	if a.child("NetworkPolicy", "monocle-sample-elastic") == nil {
+		t.Error("the NetworkPolicy dropped while the StatefulSet runs")
+	}
 	if c := a.Status.Condition(condition.ConditionProgressing); c.Reason != "RetainingVolume" {
 		t.Errorf("Progressing %+v", c)
 	}
 	sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if decodeAnswer(t, syncJSON(t, req)).child("StatefulSet", "monocle-sample-elastic") != nil {
 		t.Fatal("StatefulSet still answered once its volume is retained")
+	}
+	if decodeAnswer(t, syncJSON(t, req)).child("NetworkPolicy", "monocle-sample-elastic") == nil {
+		t.Error("the NetworkPolicy dropped while the StatefulSet is still observed")
+	}
+	delete(req.Children.StatefulSets, "monocle-sample-elastic")
+	if decodeAnswer(t, syncJSON(t, req)).child("NetworkPolicy", "monocle-sample-elastic") != nil {
+		t.Error("the NetworkPolicy kept once the StatefulSet is gone")
 	}
 }
 

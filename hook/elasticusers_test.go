@@ -91,6 +91,41 @@ func TestElasticUsers(t *testing.T) {
 		}
 	}
 
+	// The users file edited, its sum left as it was (a writer of the
+	// Secret's): each hash is checked against its password, so an added
+	// user, a hash of another password or a costlier count is rewritten.
+	other, err := elasticusers.Hash([]byte("notThePasswordOfMonocle24"), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(users.Data["users"])
+	monocleLine, _, _ := strings.Cut(good, "\n")
+	for name, edited := range map[string]string{
+		"a user added":       good + "intruder:" + other + "\n",
+		"a hash replaced":    strings.Replace(good, monocleLine, "monocle:"+other, 1),
+		"a user removed":     strings.SplitAfterN(good, "\n", 2)[1],
+		"a count of its own": strings.Replace(good, "{PBKDF2}1000$", "{PBKDF2}1000000$", 1),
+	} {
+		req := c.request(t)
+		req.Children.Secrets[n.Elastic].Data["users"] = []byte(edited)
+		got := secretOf(t, decodeAnswer(t, syncJSON(t, req)), n.Elastic).Data["users"]
+		if string(got) == edited {
+			t.Errorf("%s: the users file kept", name)
+		}
+		realm, err := fakerealm.New(string(got), string(users.Data["users_roles"]), string(users.Data["roles.yml"]))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, u := range elasticusers.All {
+			if user, _ := realm.Authenticate(basicAuthRequest(u.Name, string(users.Data[u.Name+".password"]))); user != u.Name {
+				t.Errorf("%s: %s does not log in with its password", name, u.Name)
+			}
+		}
+		if strings.Contains(string(got), "intruder") {
+			t.Errorf("%s: the added user kept", name)
+		}
+	}
+
 	// A new password (an admin's): hashed again, the API rolls.
 	c.children["Secret.v1"][n.Elastic]["data"].(map[string]any)["monocle.password"] = base64.StdEncoding.EncodeToString([]byte("anAdminsNewPassword2026"))
 	after := decodeAnswer(t, syncJSON(t, c.request(t)))
@@ -154,7 +189,8 @@ func basicAuthRequest(user, password string) *http.Request {
 	return req
 }
 
-// Elasticsearch's readiness probe and docs/snapshots.md's command that lists
+// Elasticsearch's readiness probe (ready while the cluster is red: the fake
+// node's cluster is) and docs/snapshots.md's command that lists
 // snapshots in its pod authenticate as the probe user, with the
 // credentials curl reads from the mounted probe.netrc: run here with curl
 // against a fake node on loopback whose realm is the Secret's, in place of
@@ -172,12 +208,15 @@ func TestProbeAuthenticates(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		action := map[string]string{"/_cluster/health": "cluster:monitor/health", "/_cat/snapshots/monocle": "cluster:admin/snapshot/get"}[r.URL.Path]
+		action := map[string]string{"/": "cluster:monitor/main", "/_cluster/health": "cluster:monitor/health", "/_cat/snapshots/monocle": "cluster:admin/snapshot/get"}[r.URL.Path]
 		switch user, status := realm.Authenticate(r); {
 		case status != 200:
 			w.WriteHeader(status)
 		case action == "" || !realm.Allowed(user, action, ""):
 			w.WriteHeader(403)
+		case r.URL.Path == "/_cluster/health" && r.URL.Query().Has("wait_for_status"):
+			// A red cluster: the health that waits for yellow times out.
+			w.WriteHeader(408)
 		}
 	}))
 	defer node.Close()

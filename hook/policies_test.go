@@ -35,7 +35,7 @@ func admits(t *testing.T, np *networkingv1.NetworkPolicy, podLabels map[string]s
 
 // Every pod the project builds or prints that talks to Elasticsearch is
 // admitted by its Monocle's NetworkPolicy, and none of another Monocle's:
-// the API, the crawler, the update-idents Job, the snapshot CronJob's Jobs,
+// the API, the update-idents Job, the snapshot CronJob's Jobs (not the crawler),
 // the restore Job and the janitor Jobs kubectl monocle creates (the
 // latter's golden files); kubectl monocle backup's Jobs are the CronJob's. Elasticsearch's own pods are those it guards.
 func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
@@ -78,6 +78,11 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 			t.Fatalf("no %s in %v", want, a.names())
 		}
 	}
+	// The crawler calls only the API: not admitted.
+	if admits(t, &np, pods["Deployment/"+n.Crawler]) {
+		t.Errorf("the crawler (%v) is admitted to Elasticsearch", pods["Deployment/"+n.Crawler])
+	}
+	delete(pods, "Deployment/"+n.Crawler)
 	for what, podLabels := range pods {
 		if what == "StatefulSet/"+n.Elastic {
 			sel, _ := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)

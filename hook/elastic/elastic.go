@@ -86,7 +86,9 @@ func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, c
 	}
 	facts := answer(namespace, n, s, obs, claims, hookImage, &out)
 	facts.Users = users
-	if s.NetworkPolicy && !s.External() {
+	// Kept while the StatefulSet is observed, after a switch to an
+	// external Elasticsearch too: its pods run until it is deleted.
+	if s.NetworkPolicy && (!s.External() || obs.StatefulSets[n.Elastic] != nil) {
 		out.NetworkPolicy = makeNetworkPolicy(n, s)
 	}
 	return out, facts, nil

@@ -13,14 +13,17 @@ import (
 )
 
 // makeNetworkPolicy is who may reach Elasticsearch's port: the pods
-// of this Monocle (each carries its name and instance labels: the API, the
-// crawler, the update-idents Job, the snapshot CronJob's Jobs and the Jobs
-// the project prints) and the spec's peers. It selects Elasticsearch's pods
-// only: the API's port (the web UI) and the crawler's stay open.
+// of this Monocle that call it (each carries its name and instance labels:
+// the API, the update-idents Job, the snapshot CronJob's Jobs and the Jobs
+// the project prints) and the spec's peers; not the crawler, which calls
+// only the API (Monocle 1.11.2, src/CLI.hs:90-91: the crawler reads the
+// config, MONOCLE_PUBLIC_URL and its port, no Elasticsearch URL). It selects Elasticsearch's pods only: the API's port (the
+// web UI) and the crawler's stay open.
 func makeNetworkPolicy(n instance.Names, s Settings) *networkingv1.NetworkPolicy {
 	own := n.Selector("")
 	delete(own, "app.kubernetes.io/component")
-	peers := append([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: own}}}, s.Peers...)
+	notCrawler := []metav1.LabelSelectorRequirement{{Key: "app.kubernetes.io/component", Operator: metav1.LabelSelectorOpNotIn, Values: []string{child.ComponentCrawler}}}
+	peers := append([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: own, MatchExpressions: notCrawler}}}, s.Peers...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   wire.TypeNetworkPolicy,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},

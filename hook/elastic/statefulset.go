@@ -51,16 +51,19 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.Heap + " -Xmx" + s.Heap},
 		},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
-		// Ready once the cluster is at least yellow (a 408 otherwise), asked
-		// as the probe user, whose credentials curl reads from a file. The
-		// image has curl and bash: ECK's own readiness probe for ES before
-		// 8.2 is a bash script that curls the node from inside its container
-		// (its readiness-probe-script.sh).
+		// Ready once the node answers its root (GET /, 200) to the probe
+		// user, whose credentials curl reads from a file: the node, not the
+		// cluster's health, so a red cluster keeps Elasticsearch in its
+		// Service, where the API and a restore still reach it. This is
+		// ECK's legacy probe for ES before 8.2 (cloud-on-k8s,
+		// pkg/controller/elasticsearch/nodespec/readiness_probe.go: curl
+		// 127.0.0.1:9200/ as the probe user, ready on 200); the image has
+		// curl.
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
 				"curl", "--silent", "--fail", "--output", "/dev/null", "--max-time", "2",
 				"--netrc-file", UsersDir + "/" + probeNetrc,
-				"http://127.0.0.1:" + strconv.Itoa(instance.ElasticPort) + "/_cluster/health?wait_for_status=yellow&timeout=1s",
+				"http://127.0.0.1:" + strconv.Itoa(instance.ElasticPort) + "/",
 			}}},
 			PeriodSeconds:  10,
 			TimeoutSeconds: 3,

@@ -63,14 +63,14 @@ cluster could not be read.`,
 			if err != nil {
 				return err
 			}
-			return backup(cmd.Context(), c, cmd.OutOrStdout(), ns, args[0], timeout, time.Now)
+			return backup(cmd.Context(), c, cmd.OutOrStdout(), ns, args[0], o.hookImage, timeout, time.Now)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "how long to wait for a scheduled run, then for the snapshot (it goes on after)")
 	return cmd
 }
 
-func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, timeout time.Duration, now func() time.Time) error {
+func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage string, timeout time.Duration, now func() time.Time) error {
 	m, err := readMonocle(ctx, c, ns, name)
 	if err != nil {
 		return err
@@ -99,13 +99,13 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, tim
 			return fmt.Errorf("waiting for the scheduled run: %w", err)
 		}
 	}
-	want, err := answeredCronJob(ctx, c, m)
+	want, err := answeredCronJob(ctx, c, m, hookImage)
 	if err != nil {
 		return err
 	}
 	if fields := drift(cj, want); len(fields) > 0 {
-		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them); no Job is created. Put it back as the hook makes it: %s (the hook makes it again at its next sync), then run the backup again",
-			cronJobName, name, strings.Join(fields, ", "), command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
+		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. Put it back as the hook makes it: %s (the hook makes it again at its next sync), then run the backup again",
+			cronJobName, name, hookImage, strings.Join(fields, ", "), command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
 	}
 	job, snapshotName, err := backupJob(cj, want, now().UTC())
 	if err != nil {
@@ -174,7 +174,7 @@ func ours(existing, want *batchv1.Job) error {
 // whose every field a namespace editor can write. Refused when the hook
 // would not apply m's spec in full: its answer then repeats the children
 // as last applied, and that copy is the tenant's too.
-func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle) (*batchv1.CronJob, error) {
+func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*batchv1.CronJob, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle) (*bat
 			}
 		}
 	}
-	resp, err := hook.Sync(req, hook.Env{Now: time.Now, Rand: rand.Reader, Context: ctx})
+	resp, err := hook.Sync(req, hook.Env{Now: time.Now, Rand: rand.Reader, Context: ctx, Image: hookImage})
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,7 @@ func parseRecord(raw, monocle string) (restoreRecord, error) {
 var stoppedComponents = []string{"api", "crawler", "update-idents", "janitor", "snapshots"}
 
 type restoreOptions struct {
+	hookImage                      string
 	snapshot, repository, location string
 	timeout, stopTimeout           time.Duration
 	dryRun, undo                   bool
@@ -147,6 +148,7 @@ refusal, or the cluster could not be read.`,
 			if err != nil {
 				return err
 			}
+			ro.hookImage = o.hookImage
 			r := &restorer{c: c, out: cmd.OutOrStdout(), ns: ns, name: args[0], o: ro}
 			if ro.undo {
 				return r.undo(cmd.Context())
@@ -201,7 +203,7 @@ func (r *restorer) run(ctx context.Context) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
 		return fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
 	}
-	want, err := answeredCronJob(ctx, r.c, m)
+	want, err := answeredCronJob(ctx, r.c, m, r.o.hookImage)
 	if err != nil {
 		return err
 	}

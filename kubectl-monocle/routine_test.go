@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -53,7 +54,7 @@ func TestBackupJobIsTheHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := answeredCronJob(context.Background(), c, m)
+	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestBackupRefusesAPlantedCronJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := answeredCronJob(context.Background(), c, m)
+	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestBackupRefusesAPlantedCronJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = backup(context.Background(), c, &out, "ns", "m", time.Minute, time.Now)
+	err = backup(context.Background(), c, &out, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
 	if err == nil || !strings.Contains(err.Error(), "spec.jobTemplate.spec.template.spec.hostPID") || !strings.Contains(err.Error(), "kubectl -n ns delete cronjob m-snapshots") {
 		t.Errorf("error %v", err)
 	}

@@ -105,7 +105,7 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	}
 	if fields := drift(cj, want); len(fields) > 0 {
 		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. Put it back as the hook makes it: %s (the hook makes it again at its next sync), then run the backup again",
-			cronJobName, name, hookImage, strings.Join(fields, ", "), command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
+			cronJobName, name, strings.Join(fields, ", "), hookImage, command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
 	}
 	job, snapshotName, err := backupJob(cj, want, now().UTC())
 	if err != nil {

@@ -121,7 +121,7 @@ func TestBackupRefusesAPlantedCronJob(t *testing.T) {
 	}
 	var out bytes.Buffer
 	err = backup(context.Background(), c, &out, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
-	if err == nil || !strings.Contains(err.Error(), "spec.jobTemplate.spec.template.spec.hostPID") || !strings.Contains(err.Error(), "kubectl -n ns delete cronjob m-snapshots") {
+	if err == nil || !strings.Contains(err.Error(), "spec.jobTemplate.spec.template.spec.serviceAccountName differ") || !strings.Contains(err.Error(), "kubectl -n ns delete cronjob m-snapshots") {
 		t.Errorf("error %v", err)
 	}
 	jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{})

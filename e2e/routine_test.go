@@ -227,7 +227,9 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			t.Fatal(err)
 		}
 		backup := documented(t, "snapshots.md", "backup", ns)
-		b := startPlugin(t, bin, editor, backup[0]...)
+		// The hook of these tests runs e2eHookImage: the plugin answers
+		// as it does.
+		b := startPlugin(t, bin, editor, append(backup[0], "--hook-image", e2eHookImage)...)
 		b.until(t, "A scheduled snapshot run is active (Job m-snapshots-29400000): waiting for it to end")
 		time.Sleep(2 * time.Second)
 		if jobs := jobsOf(t, ns, "m-snapshots-b"); len(jobs) > 0 {
@@ -254,6 +256,34 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		endJob(t, ns, job.Name, true)
 		if code := b.exit(t); code != 0 || !strings.Contains(b.out.String(), "snapshot "+snapshot+" taken") {
 			t.Fatalf("backup: exit %d, want 0 naming %s", code, snapshot)
+		}
+
+		// A CronJob a namespace editor changed: refused, naming the
+		// fields, and no Job made from it.
+		if err := k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj); err != nil {
+			t.Fatal(err)
+		}
+		cj.Spec.JobTemplate.Spec.Template.Spec.HostPID = true
+		cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "busybox"
+		if err := k8sClient.Update(ctx, cj); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut = runPlugin(t, bin, editor, append(backup[0], "--hook-image", e2eHookImage)...)
+		if code != 2 || !strings.Contains(errOut, "spec.jobTemplate.spec.template.spec.containers[0].image, spec.jobTemplate.spec.template.spec.hostPID differ") ||
+			!strings.Contains(errOut, "kubectl -n "+ns+" delete cronjob m-snapshots") {
+			t.Errorf("backup of a changed CronJob: exit %d\n%s%s", code, out, errOut)
+		}
+		if jobs := jobsOf(t, ns, "m-snapshots-b"); len(jobs) != 1 {
+			t.Errorf("Jobs m-snapshots-b*: %d, want the first backup's only", len(jobs))
+		}
+		// Put back as it was, for the steps that follow.
+		if err := k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj); err != nil {
+			t.Fatal(err)
+		}
+		cj.Spec.JobTemplate.Spec.Template.Spec.HostPID = false
+		cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = e2eHookImage
+		if err := k8sClient.Update(ctx, cj); err != nil {
+			t.Fatal(err)
 		}
 	})
 

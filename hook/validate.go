@@ -330,8 +330,10 @@ func validateNodeSelectorTerm(term corev1.NodeSelectorTerm, p *field.Path) field
 
 func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.ErrorList {
 	opts := metav1validation.LabelSelectorValidationOptions{}
-	errs := metav1validation.ValidateLabelSelector(term.LabelSelector, opts, p.Child("labelSelector"))
-	errs = append(errs, metav1validation.ValidateLabelSelector(term.NamespaceSelector, opts, p.Child("namespaceSelector"))...)
+	// ValidateLabelSelector ranges over matchLabels: stable, as the
+	// annotations' errors are.
+	errs := stable(metav1validation.ValidateLabelSelector(term.LabelSelector, opts, p.Child("labelSelector")))
+	errs = append(errs, stable(metav1validation.ValidateLabelSelector(term.NamespaceSelector, opts, p.Child("namespaceSelector")))...)
 	for _, ns := range term.Namespaces {
 		errs = append(errs, messages(validation.IsDNS1123Label(ns), ns, p.Child("namespace"))...)
 	}
@@ -437,8 +439,8 @@ func validatePeers(peers []networkingv1.NetworkPolicyPeer, p *field.Path) field.
 			errs = append(errs, field.Required(pp, "must specify a peer: ipBlock, or podSelector and/or namespaceSelector"))
 			continue
 		}
-		errs = append(errs, metav1validation.ValidateLabelSelector(peer.PodSelector, opts, pp.Child("podSelector"))...)
-		errs = append(errs, metav1validation.ValidateLabelSelector(peer.NamespaceSelector, opts, pp.Child("namespaceSelector"))...)
+		errs = append(errs, stable(metav1validation.ValidateLabelSelector(peer.PodSelector, opts, pp.Child("podSelector")))...)
+		errs = append(errs, stable(metav1validation.ValidateLabelSelector(peer.NamespaceSelector, opts, pp.Child("namespaceSelector")))...)
 		if b := peer.IPBlock; b != nil {
 			cidr, err := netip.ParsePrefix(b.CIDR)
 			if err != nil {

@@ -148,3 +148,19 @@ func TestMessagesStayWritable(t *testing.T) {
 		}
 	}
 }
+
+// Four bad matchLabels values (a map): the same message every time, as
+// ValidateLabelSelector's errors, found by ranging over the map, are
+// sorted before the first is named (#48: 4 different answers in 50).
+func TestSelectorMessagesAreStable(t *testing.T) {
+	spec := json.RawMessage(`{"affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":{"topologyKey":"zone","labelSelector":{"matchLabels":{"a":"b c","d":"e f","g":"h i","j":"k l"}}}}]}}}`)
+	_, first := resolveSpec(spec)
+	if first == nil {
+		t.Fatal("bad matchLabels values accepted")
+	}
+	for range 50 {
+		if _, err := resolveSpec(spec); err == nil || err.Error() != first.Error() {
+			t.Fatalf("%v, then %v", first, err)
+		}
+	}
+}

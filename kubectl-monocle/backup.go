@@ -1,21 +1,31 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -27,15 +37,16 @@ func newBackup(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup NAME",
 		Short: "Take a snapshot of a Monocle now, from its snapshot CronJob, and wait for it",
-		Long: `Takes a snapshot of the Monocle NAME's indices now: a Job from its CronJob N-snapshots, as
-kubectl create job --from=cronjob/N-snapshots makes one, naming the snapshot (the same form as
-the scheduled ones: retention keeps it among them). It waits for a scheduled run that is active
+		Long: `Takes a snapshot of the Monocle NAME's indices now: a Job as kubectl create job
+--from=cronjob/N-snapshots makes one, but from the CronJob the hook answers for the Monocle's
+spec (never the observed one: it is refused, naming its fields, when its pod template is not the
+hook's), naming the snapshot (the same form as the scheduled ones: retention keeps it among them). It waits for a scheduled run that is active
 to end first (a Job made this way is not held back by the CronJob's Forbid concurrency), then for
 its own, and prints the snapshot's name. Refused when the Monocle takes no snapshots, or while
 they are suspended (a restore suspends them).
 
-Needs get on monocles and cronjobs, create and get on jobs, list on pods and get on pods/log
-(the namespace's edit role).
+Needs get on monocles, cronjobs, configmaps and secrets, create and get on jobs, list on pods
+and get on pods/log (the namespace's edit role).
 
 Exit codes: 0 the snapshot was taken; 1 its run failed; 2 a usage error, a refusal, or the
 cluster could not be read.`,
@@ -52,14 +63,14 @@ cluster could not be read.`,
 			if err != nil {
 				return err
 			}
-			return backup(cmd.Context(), c, cmd.OutOrStdout(), ns, args[0], timeout, time.Now)
+			return backup(cmd.Context(), c, cmd.OutOrStdout(), ns, args[0], o.hookImage, timeout, time.Now)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "how long to wait for a scheduled run, then for the snapshot (it goes on after)")
 	return cmd
 }
 
-func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, timeout time.Duration, now func() time.Time) error {
+func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage string, timeout time.Duration, now func() time.Time) error {
 	m, err := readMonocle(ctx, c, ns, name)
 	if err != nil {
 		return err
@@ -88,7 +99,15 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name string, tim
 			return fmt.Errorf("waiting for the scheduled run: %w", err)
 		}
 	}
-	job, snapshotName, err := jobFromCronJob(cj, now().UTC())
+	want, err := answeredCronJob(ctx, c, m, hookImage)
+	if err != nil {
+		return err
+	}
+	if fields := drift(cj, want); len(fields) > 0 {
+		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. Put it back as the hook makes it: %s (the hook makes it again at its next sync), then run the backup again",
+			cronJobName, name, strings.Join(fields, ", "), hookImage, command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
+	}
+	job, snapshotName, err := backupJob(cj, want, now().UTC())
 	if err != nil {
 		return err
 	}
@@ -149,35 +168,138 @@ func ours(existing, want *batchv1.Job) error {
 	return nil
 }
 
-// jobFromCronJob is the Job kubectl create job --from=cronjob/... makes
-// (k8s.io/kubectl pkg/cmd/create/create_job.go, createJobFromCronJob): the
-// template's labels, annotations and spec, the instantiate annotation,
-// and the CronJob as its controller; here named N-snapshots-backup-<stamp>
-// and its snapshot named for the same instant, at.
-func jobFromCronJob(cj *batchv1.CronJob, at time.Time) (*batchv1.Job, string, error) {
-	containers := cj.Spec.JobTemplate.Spec.Template.Spec.Containers
+// answeredCronJob is the CronJob N-snapshots as the hook answers it for
+// the Monocle m now (hook.Sync on its spec, the ConfigMaps and Secrets it
+// reads, its generated Secrets and ConfigMap), never the observed one,
+// whose every field a namespace editor can write. Refused when the hook
+// would not apply m's spec in full: its answer then repeats the children
+// as last applied, and that copy is the tenant's too.
+func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*batchv1.CronJob, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	cmNames, secretNames, err := hook.References(raw)
+	if err != nil {
+		return nil, err
+	}
+	ns, n := m.Namespace, instance.For(m.Name)
+	req := &wire.SyncRequest{
+		Parent:   &wire.Parent{},
+		Children: wire.Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}},
+		Related:  wire.Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}},
+	}
+	if err := json.Unmarshal(raw, req.Parent); err != nil {
+		return nil, err
+	}
+	for _, name := range cmNames {
+		cm := new(corev1.ConfigMap)
+		if ok, err := getInto(ctx, c, cmGVR.Resource, ns, name, cm); err != nil {
+			return nil, err
+		} else if ok {
+			req.Related.ConfigMaps[ns+"/"+name] = cm
+			if name == n.API {
+				req.Children.ConfigMaps[name] = cm
+			}
+		}
+	}
+	for _, name := range secretNames {
+		sec := new(corev1.Secret)
+		if ok, err := getInto(ctx, c, secretGVR.Resource, ns, name, sec); err != nil {
+			return nil, err
+		} else if ok {
+			req.Related.Secrets[ns+"/"+name] = sec
+			if name == n.API || name == n.Elastic {
+				req.Children.Secrets[name] = sec
+			}
+		}
+	}
+	resp, err := hook.Sync(req, hook.Env{Now: time.Now, Rand: rand.Reader, Context: ctx, Image: hookImage})
+	if err != nil {
+		return nil, err
+	}
+	for _, cond := range resp.Status.Conditions {
+		if cond.Type == condition.ConditionSpecApplied && cond.Status != metav1.ConditionTrue {
+			return nil, fmt.Errorf("the hook does not apply Monocle %s's spec in full (%s: %s): no Job is built from what it holds as last applied; %s says what to change",
+				m.Name, cond.Reason, printable.Escape(cond.Message), command.Line("kubectl", "monocle", "-n", ns, "check", m.Name))
+		}
+	}
+	for _, child := range resp.Children {
+		if cj, ok := child.(*batchv1.CronJob); ok && cj.Name == n.Snapshots {
+			return cj, nil
+		}
+	}
+	return nil, fmt.Errorf("the hook answers no CronJob %s for Monocle %s", n.Snapshots, m.Name)
+}
+
+// drift names the fields of the observed CronJob's pod template that are
+// not what the hook answers (want): those that reach what a Job of its
+// runs, as a namespace editor may have set them. Fields the API server
+// defaults are compared as defaulted.
+func drift(observed, want *batchv1.CronJob) []string {
+	o, w := observed.Spec.JobTemplate.Spec.Template.Spec, want.Spec.JobTemplate.Spec.Template.Spec
+	var fields []string
+	differs := func(field string, d bool) {
+		if d {
+			fields = append(fields, "spec.jobTemplate.spec.template.spec."+field)
+		}
+	}
+	differs("initContainers", len(o.InitContainers) != len(w.InitContainers))
+	differs("containers", len(o.Containers) != len(w.Containers))
+	if len(o.Containers) == len(w.Containers) {
+		for i := range w.Containers {
+			oc, wc := o.Containers[i], w.Containers[i]
+			at := "containers[" + strconv.Itoa(i) + "]."
+			differs(at+"image", oc.Image != wc.Image)
+			differs(at+"command", !slices.Equal(oc.Command, wc.Command))
+			differs(at+"args", !slices.Equal(oc.Args, wc.Args))
+			differs(at+"env", !equality.Semantic.DeepEqual(oc.Env, wc.Env))
+			differs(at+"volumeMounts", !equality.Semantic.DeepEqual(oc.VolumeMounts, wc.VolumeMounts))
+			differs(at+"securityContext", !equality.Semantic.DeepEqual(oc.SecurityContext, wc.SecurityContext))
+		}
+	}
+	names := func(vs []corev1.Volume) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	differs("volumes", !slices.Equal(names(o.Volumes), names(w.Volumes)))
+	differs("hostPID", o.HostPID != w.HostPID)
+	differs("hostNetwork", o.HostNetwork != w.HostNetwork)
+	differs("hostIPC", o.HostIPC != w.HostIPC)
+	sa := func(s string) string { return cmp.Or(s, "default") }
+	differs("serviceAccountName", sa(o.ServiceAccountName) != sa(w.ServiceAccountName))
+	return fields
+}
+
+// backupJob is the Job that takes a snapshot now, at: the hook's answered
+// CronJob's template (want), as kubectl create job --from=cronjob/... makes
+// one (k8s.io/kubectl pkg/cmd/create/create_job.go,
+// createJobFromCronJob), owned by the observed CronJob (only its name,
+// namespace and UID are read), named N-snapshots-b<stamp>, its snapshot
+// named for the same instant.
+func backupJob(observed, want *batchv1.CronJob, at time.Time) (*batchv1.Job, string, error) {
+	containers := want.Spec.JobTemplate.Spec.Template.Spec.Containers
 	if len(containers) != 1 || len(containers[0].Args) == 0 || containers[0].Args[0] != "snapshot" {
-		return nil, "", fmt.Errorf("the CronJob %s runs no monocle-hook snapshot: not one the hook made", cj.Name)
+		return nil, "", fmt.Errorf("the hook's CronJob %s runs no monocle-hook snapshot", want.Name)
 	}
-	prefix := snapshot.DefaultPrefix
-	if i := slices.Index(containers[0].Args, "--prefix"); i >= 0 && i+1 < len(containers[0].Args) {
-		prefix = containers[0].Args[i+1]
-	}
-	snapshotName := snapshot.Name(prefix, at)
+	// The hook sets no --prefix: its runs are named with the default.
+	snapshotName := snapshot.Name(snapshot.DefaultPrefix, at)
 	annotations := map[string]string{"cronjob.kubernetes.io/instantiate": "manual", instance.Group + "/snapshot": snapshotName}
-	for k, v := range cj.Spec.JobTemplate.Annotations {
-		annotations[k] = v
-	}
+	maps.Copy(annotations, want.Spec.JobTemplate.Annotations)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        backupJobName(cj.Name, at),
-			Namespace:   cj.Namespace,
-			Labels:      cj.Spec.JobTemplate.Labels,
+			Name:        backupJobName(observed.Name, at),
+			Namespace:   observed.Namespace,
+			Labels:      maps.Clone(want.Spec.JobTemplate.Labels),
 			Annotations: annotations,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: observed.Name, UID: observed.UID,
 				Controller: ptr.To(true)}},
 		},
-		Spec: *cj.Spec.JobTemplate.Spec.DeepCopy(),
+		Spec: *want.Spec.JobTemplate.Spec.DeepCopy(),
 	}
 	c := &job.Spec.Template.Spec.Containers[0]
 	c.Args = append(slices.Clone(c.Args), "--name", snapshotName)

@@ -219,9 +219,12 @@ func copyLines(w io.Writer, r io.Reader) {
 	}
 }
 
-// jobPods are the Job's pods, oldest first: by its UID, not its name, so
-// that none of an earlier Job of the same name (deleted, its pods not yet)
-// is taken for its.
+// jobPods are the Job's pods, oldest first: those whose controller owner
+// reference is the Job, by its UID. The controller-uid label only narrows
+// the list: anyone who can write a pod in the namespace can set it, and a
+// pod that only carries it is neither followed nor counted; by UID, not
+// name, none of an earlier Job of the same name (deleted, its pods not
+// yet) is taken for its.
 func jobPods(ctx context.Context, c *clients, job *batchv1.Job) []corev1.Pod {
 	list, err := c.dyn.Resource(podGVR).Namespace(job.Namespace).List(ctx, listOptions(batchv1.ControllerUidLabel+"="+string(job.UID)))
 	if err != nil {
@@ -230,7 +233,10 @@ func jobPods(ctx context.Context, c *clients, job *batchv1.Job) []corev1.Pod {
 	var pods []corev1.Pod
 	for _, u := range list.Items {
 		var p corev1.Pod
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p) == nil {
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p) != nil {
+			continue
+		}
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == job.UID && ref.Kind == "Job" && ref.APIVersion == "batch/v1" {
 			pods = append(pods, p)
 		}
 	}

@@ -21,7 +21,9 @@ spec: {template: {spec: {containers: [{name: janitor, image: x}]}}}
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: m-janitor-0123456789-abcde, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: job-uid}}
+metadata: {name: m-janitor-0123456789-abcde, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z",
+  labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: job-uid},
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: m-janitor-0123456789, uid: job-uid, controller: true}]}
 spec: {containers: [{name: janitor, image: x}]}
 status:
   phase: PHASE
@@ -31,20 +33,34 @@ status:
 // An earlier Job's pod of the same name: never taken for the Job's.
 const earlierPod = `apiVersion: v1
 kind: Pod
-metadata: {name: m-janitor-0123456789-old, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: earlier-uid}}
+metadata: {name: m-janitor-0123456789-old, namespace: ns, labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: earlier-uid},
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: m-janitor-0123456789, uid: earlier-uid, controller: true}]}
 spec: {containers: [{name: janitor, image: x}]}
 status: {phase: Running}
+`
+
+// A tenant's pod that carries the Job's labels (and a later creation, so
+// that it would be the last) but no controller owner reference to the Job:
+// never followed nor counted.
+const labelledPod = `apiVersion: v1
+kind: Pod
+metadata: {name: m-janitor-0123456789-forged, namespace: ns, creationTimestamp: "2026-01-02T00:00:00Z",
+  labels: {batch.kubernetes.io/job-name: m-janitor-0123456789, batch.kubernetes.io/controller-uid: job-uid}}
+spec: {containers: [{name: janitor, image: x}]}
+status:
+  phase: Running
+  containerStatuses: [{name: janitor, image: x, imageID: "", ready: true, restartCount: 0, state: {terminated: {exitCode: 0}}}]
 `
 
 // A running pod's log is followed as it comes, each line escaped; the
 // exit code is the pod's.
 func TestFollowJobFollowsTheRunningPod(t *testing.T) {
-	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod)
+	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod, labelledPod)
 	var asked []bool
 	c := &clients{dyn: dyn, logs: func(ctx context.Context, ns, pod string, follow bool, _ int64) (io.ReadCloser, error) {
 		asked = append(asked, follow)
 		if pod != "m-janitor-0123456789-abcde" {
-			t.Errorf("the log of %s, an earlier Job's pod", pod)
+			t.Errorf("the log of %s, not the Job's pod", pod)
 		}
 		// The pod ends as its log does: the Job is marked complete.
 		job, err := dyn.Resource(jobGVR).Namespace(ns).Get(ctx, "m-janitor-0123456789", metav1.GetOptions{})
@@ -102,10 +118,13 @@ func (l *lateTail) Read(p []byte) (int, error) {
 // once it ended.
 func TestFollowJobPrintsTheEndedPodsLog(t *testing.T) {
 	dyn := fakeCluster(t, strings.Replace(strings.Replace(followedJob, "PHASE", "Failed", 1),
-		"spec: {template:", "status: {conditions: [{type: Failed, status: \"True\", message: BackoffLimitExceeded}]}\nspec: {template:", 1))
+		"spec: {template:", "status: {conditions: [{type: Failed, status: \"True\", message: BackoffLimitExceeded}]}\nspec: {template:", 1), labelledPod)
 	var asked []bool
-	c := &clients{dyn: dyn, logs: func(_ context.Context, _, _ string, follow bool, _ int64) (io.ReadCloser, error) {
+	c := &clients{dyn: dyn, logs: func(_ context.Context, _, pod string, follow bool, _ int64) (io.ReadCloser, error) {
 		asked = append(asked, follow)
+		if pod != "m-janitor-0123456789-abcde" {
+			t.Errorf("the log of %s, not the Job's pod", pod)
+		}
 		return io.NopCloser(strings.NewReader("panic: \x07bell\n")), nil
 	}}
 	var out bytes.Buffer

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -90,6 +91,9 @@ func run(args []string, stdout, stderr io.Writer, connect func(namespace string)
 type options struct {
 	flags   *genericclioptions.ConfigFlags
 	connect func(namespace string) (*clients, error)
+	// hookImage is the image the hook runs its snapshots with (its
+	// --image): what the plugin answers as the hook would.
+	hookImage string
 }
 
 // namespace is -n, else the kubeconfig context's, else default.
@@ -180,6 +184,7 @@ cluster could not be read.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.flags.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().StringVar(&o.hookImage, "hook-image", elastic.DefaultHookImage, "the image the hook runs with (its --image, the chart's image): backup and restore build their Jobs with it, as the hook answers")
 	root.AddCommand(newStatus(o), newCheck(o), newBackup(o), newRestore(o), newJanitor(o))
 	return root
 }

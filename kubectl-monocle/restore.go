@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -97,6 +98,7 @@ func parseRecord(raw, monocle string) (restoreRecord, error) {
 var stoppedComponents = []string{"api", "crawler", "update-idents", "janitor", "snapshots"}
 
 type restoreOptions struct {
+	hookImage                      string
 	snapshot, repository, location string
 	timeout, stopTimeout           time.Duration
 	dryRun, undo                   bool
@@ -121,8 +123,8 @@ puts the Monocle back too, and keeps its Job for its log.
 Interrupted, it says where it stopped: the same command resumes it, --undo puts the Monocle back
 as it was (the annotation's values).
 
-Needs get and patch on monocles, get on deployments and cronjobs, list on pods, create, get
-and delete on jobs, get on pods/log (the namespace's edit role).
+Needs get and patch on monocles, get on deployments, cronjobs, configmaps and secrets, list
+on pods, create, get and delete on jobs, get on pods/log (the namespace's edit role).
 
 Exit codes: 0 restored (or --dry-run, --undo done); 1 the restore failed; 2 a usage error, a
 refusal, or the cluster could not be read.`,
@@ -146,6 +148,7 @@ refusal, or the cluster could not be read.`,
 			if err != nil {
 				return err
 			}
+			ro.hookImage = o.hookImage
 			r := &restorer{c: c, out: cmd.OutOrStdout(), ns: ns, name: args[0], o: ro}
 			if ro.undo {
 				return r.undo(cmd.Context())
@@ -194,8 +197,18 @@ func (r *restorer) run(ctx context.Context) error {
 	if cj == nil || len(cj.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1 {
 		return fmt.Errorf("no snapshot CronJob %s for Monocle %s: the snapshots' volume is mounted and the hook's image known only while spec.elasticsearch.snapshots is set", n.Snapshots, r.name)
 	}
+	// The image is the one the hook's own answer runs its snapshots with,
+	// never the observed CronJob's, which a namespace editor can write.
+	m := new(v1alpha1.Monocle)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
+		return fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
+	}
+	want, err := answeredCronJob(ctx, r.c, m, r.o.hookImage)
+	if err != nil {
+		return err
+	}
 	job, err := restorejob.Build(restorejob.Options{Monocle: r.name, Namespace: r.ns, Snapshot: r.o.snapshot, Repository: r.o.repository,
-		Location: r.o.location, Image: cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image, Timeout: r.o.timeout})
+		Location: r.o.location, Image: want.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image, Timeout: r.o.timeout})
 	if err != nil {
 		return usageError{err}
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,51 +13,120 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
-// A backup's Job is the CronJob's template, as kubectl create job --from
-// makes it, plus the snapshot's name; its name is a job-name label value
-// for the longest Monocle name.
-func TestJobFromCronJob(t *testing.T) {
-	n := instance.For(strings.Repeat("m", instance.MaxNameLength))
-	labels := n.Labels("snapshots")
-	cj := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Snapshots, Namespace: "ns", UID: "cj-uid"},
-		Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "snapshot", Args: []string{"snapshot", "--elastic", "$(MONOCLE_ELASTIC_URL)", "--prefix", "team"},
-			}}}}},
-		}},
-	}
-	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
-	job, name, err := jobFromCronJob(cj, at)
+const snapshotsMonocle = `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata: {name: m, namespace: ns, uid: m-uid}
+spec:
+  elasticsearch:
+    snapshots: {schedule: "0 3 * * *", keep: 7}
+`
+
+// plant writes into the CronJob's template what a namespace editor could:
+// a privileged init container, a hostPath /, hostPID, another
+// ServiceAccount, another image and args.
+func plant(cj *batchv1.CronJob) {
+	spec := &cj.Spec.JobTemplate.Spec.Template.Spec
+	spec.InitContainers = []corev1.Container{{Name: "x", Image: "evil", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+	spec.HostPID = true
+	spec.ServiceAccountName = "admin"
+	spec.Containers[0].Image = "evil"
+	spec.Containers[0].Args = []string{"snapshot", "--prefix", "\x1b]0;owned\x07"}
+}
+
+// A backup's Job is built from the hook's own answer for the Monocle,
+// never from the observed CronJob: whatever a tenant planted in that
+// CronJob is in no Job; its name is a job-name label value for the longest
+// Monocle name.
+func TestBackupJobIsTheHooks(t *testing.T) {
+	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := job.Spec.Template.Spec.Containers[0].Args
+	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fields := drift(want.DeepCopy(), want); len(fields) > 0 {
+		t.Errorf("the hook's own CronJob drifts: %v", fields)
+	}
+	planted := want.DeepCopy()
+	planted.Name, planted.Namespace, planted.UID = instance.For(strings.Repeat("m", instance.MaxNameLength)).Snapshots, "ns", "cj-uid"
+	plant(planted)
+	fields := strings.Join(drift(planted, want), " ")
+	for _, f := range []string{"initContainers", "containers[0].image", "containers[0].args", "volumes", "hostPID", "serviceAccountName"} {
+		if !strings.Contains(fields, "spec.jobTemplate.spec.template.spec."+f) {
+			t.Errorf("drift does not name %s: %s", f, fields)
+		}
+	}
+	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
+	job, name, err := backupJob(planted, want, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := job.Spec.Template.Spec
+	args := spec.Containers[0].Args
 	switch {
-	case name != "team-20261203-040506":
+	case len(spec.InitContainers) > 0 || spec.HostPID || spec.ServiceAccountName != "" || len(spec.Containers) != 1:
+		t.Errorf("the Job carries the planted pod spec: %+v", spec)
+	case spec.Containers[0].Image != want.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image || spec.Containers[0].Image == "evil":
+		t.Errorf("image %s", spec.Containers[0].Image)
+	case slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil }):
+		t.Errorf("volumes %+v", spec.Volumes)
+	case name != "monocle-20261203-040506":
 		t.Errorf("snapshot %s", name)
-	case strings.Join(args, " ") != "snapshot --elastic $(MONOCLE_ELASTIC_URL) --prefix team --name team-20261203-040506":
+	case strings.Join(args, " ") != strings.Join(want.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args, " ")+" --name "+name:
 		t.Errorf("args %q", args)
-	case len(cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args) != 5:
-		t.Error("the CronJob's template changed")
 	case len(validation.IsDNS1123Label(job.Name)) > 0:
 		t.Errorf("name %s: %v", job.Name, validation.IsDNS1123Label(job.Name))
 	case metav1.GetControllerOf(job) == nil || metav1.GetControllerOf(job).UID != "cj-uid":
 		t.Errorf("owners %+v", job.OwnerReferences)
-	case job.Annotations["cronjob.kubernetes.io/instantiate"] != "manual" || job.Labels["app.kubernetes.io/instance"] != n.Instance:
+	case job.Annotations["cronjob.kubernetes.io/instantiate"] != "manual" || job.Labels["app.kubernetes.io/instance"] != "m":
 		t.Errorf("annotations %v, labels %v", job.Annotations, job.Labels)
 	}
-	cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args = []string{"sleep"}
-	if _, _, err := jobFromCronJob(cj, at); err == nil {
-		t.Error("a CronJob that runs no snapshot: no error")
+}
+
+// A backup against a CronJob a tenant changed is refused, naming the
+// fields and how to put it back, and creates no Job.
+func TestBackupRefusesAPlantedCronJob(t *testing.T) {
+	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := want.DeepCopy()
+	planted.Namespace = "ns"
+	plant(planted)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(planted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.dyn.Resource(cronJobGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = backup(context.Background(), c, &out, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
+	if err == nil || !strings.Contains(err.Error(), "spec.jobTemplate.spec.template.spec.serviceAccountName differ") || !strings.Contains(err.Error(), "kubectl -n ns delete cronjob m-snapshots") {
+		t.Errorf("error %v", err)
+	}
+	jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(jobs.Items) > 0 {
+		t.Errorf("Jobs created: %v (%v)", jobs, err)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -184,9 +185,20 @@ cluster could not be read.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.flags.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().StringVar(&o.hookImage, "hook-image", elastic.DefaultHookImage, "the image the hook runs with (its --image, the chart's image): backup and restore build their Jobs with it, as the hook answers")
+	root.PersistentFlags().StringVar(&o.hookImage, "hook-image", defaultHookImage(version), "the image the hook runs with (its --image, the chart's image): backup and restore build their Jobs with it, as the hook answers")
 	root.AddCommand(newStatus(o), newCheck(o), newBackup(o), newRestore(o), newJanitor(o))
 	return root
+}
+
+// defaultHookImage is the hook's image of the plugin's own release (the
+// chart of that version runs the hook with it, when its image is not
+// pinned by digest); a build of no release knows none but the hook's own
+// default.
+func defaultHookImage(version string) string {
+	if version == "dev" {
+		return elastic.DefaultHookImage
+	}
+	return instance.ImageRepository + ":" + version
 }
 
 func noArgs(cmd *cobra.Command, args []string) error {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -99,7 +100,8 @@ func TestUpgradeMetacontrollerValuesFirst(t *testing.T) {
 	}
 
 	script := strings.Join(lines[:3], "\n")
-	script = strings.NewReplacer("V=0.1.0", "V="+r.version, "-n metacontroller ", "-n "+ns+" ").Replace(script)
+	script = regexp.MustCompile(`(?m)^V=[0-9.]+`).ReplaceAllString(script, "V="+r.version)
+	script = strings.ReplaceAll(script, "-n metacontroller ", "-n "+ns+" ")
 	t.Logf("docs/upgrade.md's step 2, here:\n%s", r.local(script))
 	r.mustSh(t, r.dir, r.local(script))
 	if got := kinds(); !slices.Contains(got, "networkpolicies") || !slices.Contains(got, "poddisruptionbudgets") {

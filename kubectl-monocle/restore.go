@@ -28,13 +28,14 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
+	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
 // restoreAnnotation, on a Monocle, is the restore under way: its snapshot
 // and the spec's values it changed, as they were, so that an interrupted
 // restore is resumed or undone with what the user had.
-const restoreAnnotation = instance.Group + "/restore"
+const restoreAnnotation = restorerecord.Annotation
 
 // restoreRecord is restoreAnnotation's value.
 type restoreRecord struct {
@@ -43,32 +44,7 @@ type restoreRecord struct {
 	Location   string `json:"location"`
 	// Before are spec.api.replicas, spec.crawler.enabled and
 	// spec.elasticsearch.snapshots.suspend as they were (null: not set).
-	Before *restoreBefore `json:"before"`
-}
-
-// restoreBefore is the merge patch that puts them back: only these three
-// fields, each of its type or null, whatever the annotation holds (anyone
-// who edits the Monocle may write it).
-type restoreBefore struct {
-	Spec struct {
-		API struct {
-			Replicas *int32 `json:"replicas"`
-		} `json:"api"`
-		Crawler struct {
-			Enabled *bool `json:"enabled"`
-		} `json:"crawler"`
-		Elasticsearch struct {
-			Snapshots struct {
-				Suspend *bool `json:"suspend"`
-			} `json:"snapshots"`
-		} `json:"elasticsearch"`
-	} `json:"spec"`
-}
-
-// String is the merge patch, for the messages: numbers, booleans and null.
-func (b *restoreBefore) String() string {
-	out, _ := json.Marshal(b)
-	return string(out)
+	Before *restorerecord.Before `json:"before"`
 }
 
 // parseRecord reads restoreAnnotation's value: refused unless it is one
@@ -305,7 +281,7 @@ func (r *restorer) record(u *unstructured.Unstructured) (restoreRecord, bool, er
 		r.o.repository, r.o.location = rec.Repository, rec.Location
 		return rec, true, nil
 	}
-	before := &restoreBefore{}
+	before := &restorerecord.Before{}
 	var err error
 	switch v := nested(u, "spec", "api", "replicas").(type) {
 	case nil:
@@ -346,7 +322,7 @@ func (r *restorer) stopPatch(u *unstructured.Unstructured, rec restoreRecord) []
 func (r *restorer) backPatch(rec restoreRecord) []byte {
 	b, _ := json.Marshal(struct {
 		Metadata map[string]any `json:"metadata"`
-		*restoreBefore
+		*restorerecord.Before
 	}{map[string]any{"annotations": map[string]any{restoreAnnotation: nil}}, rec.Before})
 	return b
 }

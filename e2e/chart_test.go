@@ -1132,6 +1132,18 @@ func helmEnv(t *testing.T) []string {
 }
 
 // runHelm returns helm's stdout, or an error carrying its stderr.
+// uninstallAtCleanup uninstalls the Helm release from namespace ns, then
+// deletes ns, when the test ends: the next test's install finds neither.
+func uninstallAtCleanup(t *testing.T, release, ns, kubeconfig string) {
+	t.Cleanup(func() {
+		_, _ = runHelm(t, "uninstall", release, "-n", ns, "--kubeconfig", kubeconfig)
+		err := k8sClient.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", ns, err)
+		}
+	})
+}
+
 func runHelm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -1505,10 +1517,7 @@ func TestPlainManifestsAdoptedByHelm(t *testing.T) {
 	ctx := context.Background()
 	kubeconfig := adminKubeconfig(t, "helm-adopt")
 	const ns = "monocle-hook" // the plain manifests' namespace
-	t.Cleanup(func() {
-		_, _ = runHelm(t, "uninstall", chartRelease, "-n", ns, "--kubeconfig", kubeconfig)
-		_ = k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	})
+	uninstallAtCleanup(t, chartRelease, ns, kubeconfig)
 	for _, line := range []string{
 		"kubectl apply -f metacontroller/hook.yaml",
 		"kubectl apply -f metacontroller/compositecontroller.yaml",

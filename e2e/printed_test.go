@@ -65,7 +65,6 @@ type printedEntry struct {
 }
 
 func TestChartPrintedCommands(t *testing.T) {
-	ctx := context.Background()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	r := &printedRun{host: strings.TrimPrefix(srv.URL, "http://"), version: valStr(chartMetadata(t), "version"), dir: t.TempDir()}
@@ -149,14 +148,7 @@ func TestChartPrintedCommands(t *testing.T) {
 
 	// The release's namespace: made by the README's install command.
 	r.ns = "e2e-printed-" + utilrand.String(5)
-	t.Cleanup(func() {
-		_, _ = runHelm(t, "uninstall", chartRelease, "-n", r.ns, "--kubeconfig", admin)
-		ns := &corev1.Namespace{}
-		ns.Name = r.ns
-		if err := k8sClient.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting namespace %s: %v", r.ns, err)
-		}
-	})
+	uninstallAtCleanup(t, chartRelease, r.ns, admin)
 	// Its user's kubeconfig has that namespace current: the NOTES' Monocle
 	// goes "in any namespace", the one kubectl is in.
 	r.kubeconfig = admin
@@ -510,14 +502,7 @@ func runMetacontrollerInstall(t *testing.T, r *printedRun, text string) {
 		t.Fatal(err)
 	}
 	ns := "e2e-metacontroller-" + utilrand.String(5)
-	t.Cleanup(func() {
-		_, _ = runHelm(t, "uninstall", "metacontroller", "-n", ns, "--kubeconfig", r.kubeconfig)
-		n := &corev1.Namespace{}
-		n.Name = ns
-		if err := k8sClient.Delete(context.Background(), n); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting namespace %s: %v", ns, err)
-		}
-	})
+	uninstallAtCleanup(t, "metacontroller", ns, r.kubeconfig)
 	line := strings.ReplaceAll(r.local(text), "-n metacontroller ", "-n "+ns+" ")
 	if r.dir == "" {
 		t.Fatal("no folder holds the pulled chart: the helm pull entry runs first")

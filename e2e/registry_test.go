@@ -29,8 +29,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -223,18 +221,10 @@ func installAsDocumented(t *testing.T, host, reg, chartVersion string) {
 		t.Errorf("docs/install.md prints %d of the Quickstart's install lines, want V=, helm pull and both helm installs", installs)
 	}
 
-	ctx := context.Background()
 	admin := adminKubeconfig(t, "quickstart")
 	r := &printedRun{host: host, ref: "oci://" + reg + "/charts/monocle-hook", version: chartVersion,
 		ns: "e2e-quickstart-" + utilrand.String(5), kubeconfig: admin, dir: t.TempDir()}
-	t.Cleanup(func() {
-		_, _ = runHelm(t, "uninstall", chartRelease, "-n", r.ns, "--kubeconfig", admin)
-		n := &corev1.Namespace{}
-		n.Name = r.ns
-		if err := k8sClient.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting namespace %s: %v", r.ns, err)
-		}
-	})
+	uninstallAtCleanup(t, chartRelease, r.ns, admin)
 	// The NOTES the install must print: a dry run's, as
 	// TestChartPrintedCommands reads them.
 	out, err := runHelm(t, "install", chartRelease, r.ref, "--version", r.version, "--plain-http",

@@ -13,9 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -73,14 +71,7 @@ func TestUpgradeMetacontrollerValuesFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := "e2e-metacontroller-" + utilrand.String(5)
-	t.Cleanup(func() {
-		_, _ = runHelm(t, "uninstall", "metacontroller", "-n", ns, "--kubeconfig", r.kubeconfig)
-		n := &corev1.Namespace{}
-		n.Name = ns
-		if err := k8sClient.Delete(context.Background(), n); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting namespace %s: %v", ns, err)
-		}
-	})
+	uninstallAtCleanup(t, "metacontroller", ns, r.kubeconfig)
 	r.mustSh(t, r.dir, r.local("helm install metacontroller oci://ghcr.io/metacontroller/metacontroller-helm --version 4.17.2 -n "+ns+
 		" --create-namespace -f "+values+" -f "+oldValues))
 	kinds := func() []string {

@@ -233,6 +233,29 @@ converge-janitor:
 	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -prove-janitor -metacontroller "$(METACONTROLLER)" \
 		-mc-flags "$(MC_FLAGS)" -mc-env "$(MC_ENV)" $(CONVERGE_FLAGS)
 
+# Issue #49's upgrade order with the real Metacontroller (tools/converge
+# -prove-upgrade-order, upgradeorder.go): from the release tagged OLD_TAG
+# (its hook built from the tag, its CompositeController and least-privileged
+# Metacontroller values), the chart upgraded before Metacontroller's values
+# stops every sync, which check reports; the new values bring them back.
+OLD_TAG ?= v0.1.0
+.PHONY: converge-upgrade-order
+converge-upgrade-order:
+	@if [ -z "$(METACONTROLLER)" ]; then \
+		echo "make converge-upgrade-order: no Metacontroller to run: set METACONTROLLER=/path/to/metacontroller (v4.17.2, built from its source: docs/development.md)" >&2; \
+		exit 2; \
+	fi
+	$(MAKE) build
+	$(GO) build -C tools/converge -o $(CURDIR)/bin/converge .
+	rm -rf bin/$(OLD_TAG) && mkdir -p bin/$(OLD_TAG)/src
+	git archive $(OLD_TAG) | tar -x -C bin/$(OLD_TAG)/src
+	$(GO) build -C bin/$(OLD_TAG)/src -o $(CURDIR)/bin/$(OLD_TAG)/monocle-hook .
+	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -prove-upgrade-order -metacontroller "$(METACONTROLLER)" \
+		-values chart/files/metacontroller-values.yaml,chart/files/metacontroller-values-dedicated.yaml \
+		-old-hook bin/$(OLD_TAG)/monocle-hook -old-controller bin/$(OLD_TAG)/src/metacontroller/compositecontroller.yaml \
+		-old-values bin/$(OLD_TAG)/src/metacontroller/metacontroller-values.yaml,bin/$(OLD_TAG)/src/metacontroller/metacontroller-values-dedicated.yaml \
+		$(CONVERGE_FLAGS)
+
 image:
 	rm -rf $(DIST)/bin
 	for p in $(PLATFORMS); do \

@@ -190,10 +190,16 @@ func mainErr() error {
 	flag.BoolVar(&o.asInACluster, "as-in-a-cluster", true, "Metacontroller as a ServiceAccount (APF applies) and kube-controller-manager running; false: a system:masters user, no controller manager")
 	flag.BoolVar(&o.floors, "floors", true, "measure the floors (steps 6 and 7); false for sizing runs")
 	var mcEnv string
-	var switchOnly, escapeOnly, janitorOnly bool
+	var switchOnly, escapeOnly, janitorOnly, upgradeOrderOnly bool
+	var old oldRelease
+	var oldValues string
 	flag.StringVar(&o.seed, "seed", "", "the seed's controller-runtime operator (change-metrics/monocle-operator, built outside the repo), measured in Metacontroller's place with its own CRD (-crds)")
 	flag.BoolVar(&switchOnly, "prove-switch", false, "instead of measuring: switch a running install from dynamic apply to server-side apply, and say whether it is safe (switch.go)")
 	flag.BoolVar(&escapeOnly, "prove-escape", false, "instead of measuring: prove whether a tenant who edits a Monocle's children makes Metacontroller write outside its namespace, under both apply strategies; exit 1 if it does (escape.go)")
+	flag.BoolVar(&upgradeOrderOnly, "prove-upgrade-order", false, "instead of measuring: upgrade the chart before Metacontroller's values, from the old release (-old-hook, -old-controller, -old-values) to this one, and show that no Monocle is synced, that monocle-hook check says NotSynced, and how long after the new values Monocles are synced again; exit 1 if any of it is not so (upgradeorder.go)")
+	flag.StringVar(&old.hook, "old-hook", "", "with -prove-upgrade-order: the old release's hook binary")
+	flag.StringVar(&old.controller, "old-controller", "", "with -prove-upgrade-order: the old release's CompositeController file")
+	flag.StringVar(&oldValues, "old-values", "", "with -prove-upgrade-order: the old release's Metacontroller values files, comma-separated")
 	flag.BoolVar(&janitorOnly, "prove-janitor", false, "instead of measuring: prove that Metacontroller leaves alone the Job kubectl monocle janitor makes (owned by the Monocle, not as controller) and that it goes with its Monocle; exit 1 if not (janitor.go)")
 	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
 	var values string
@@ -253,9 +259,15 @@ func mainErr() error {
 	if len(o.mcEnv) > 0 {
 		flags = strings.Join(o.mcEnv, " ") + " " + flags
 	}
-	if escapeOnly || janitorOnly {
+	if upgradeOrderOnly {
+		if old.hook == "" || old.controller == "" || oldValues == "" {
+			return errors.New("-prove-upgrade-order needs -old-hook, -old-controller and -old-values (make converge-upgrade-order builds them from the old release's tag)")
+		}
+		old.values = strings.Split(oldValues, ",")
+	}
+	if escapeOnly || janitorOnly || upgradeOrderOnly {
 		// One Monocle (per strategy): -monocles, -namespaces and -runs do not apply.
-		fmt.Printf("converge: -prove-escape or -prove-janitor, Metacontroller flags %s; logs in %s\n", flags, o.workdir)
+		fmt.Printf("converge: -prove-escape, -prove-janitor or -prove-upgrade-order, Metacontroller flags %s; logs in %s\n", flags, o.workdir)
 	} else {
 		fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, %d replicas, as in a cluster %v; logs in %s\n",
 			o.monocles, o.namespaces, o.runs, flags, o.replicas, o.asInACluster, o.workdir)
@@ -272,6 +284,9 @@ func mainErr() error {
 	}
 	if janitorOnly {
 		return proveJanitor(ctx, o)
+	}
+	if upgradeOrderOnly {
+		return proveUpgradeOrder(ctx, o, old)
 	}
 	var results []result
 	for i := 1; i <= o.runs; i++ {

@@ -30,7 +30,8 @@ const (
 	ReasonConfigInvalid = "ConfigInvalid"
 	// ReasonReferenceNotFound: a ConfigMap or Secret the spec names is missing.
 	ReasonReferenceNotFound = "ReferenceNotFound"
-	// ReasonInvalidElasticsearchURL: the URL in urlSecretRef is not http://.
+	// ReasonInvalidElasticsearchURL: Monocle would not reach Elasticsearch
+	// at the URL in urlSecretRef (https://, a trailing slash, ...).
 	ReasonInvalidElasticsearchURL = "InvalidElasticsearchURL"
 	// Elasticsearch's volume: to grow by hand, or a change it cannot take.
 	ReasonVolumeExpansionRequired = "VolumeExpansionRequired"
@@ -108,7 +109,7 @@ var Reasons = []Reason{
 	{ReasonInvalidSpec, []string{specFalse, readyFalse}, "a spec value is refused (its schema, a child's API, a bound): every child is held as last applied, nothing is created, deleted or rolled"},
 	{ReasonConfigInvalid, []string{specFalse, readyFalse, identsFalse}, "Monocle would refuse the config at start: the API, the crawler, their config and Jobs are held as last applied (a new Monocle gets no API nor crawler); the rest applies"},
 	{ReasonReferenceNotFound, []string{specFalse, readyFalse, identsFalse}, "a ConfigMap or Secret the spec names does not exist: the API, the crawler (and, for a ConfigMap, their config and Jobs) are held as they run (a new Monocle gets no API nor crawler); the rest applies"},
-	{ReasonInvalidElasticsearchURL, []string{specFalse, readyFalse, identsFalse}, "the URL in elasticsearch.urlSecretRef is not http://: held as for ConfigInvalid"},
+	{ReasonInvalidElasticsearchURL, []string{specFalse, readyFalse, identsFalse}, "Monocle would not reach Elasticsearch at the URL in elasticsearch.urlSecretRef (https://, a trailing /, an upper-case scheme): held as for ConfigInvalid"},
 	{ReasonVolumeExpansionRequired, []string{specFalse}, "spec.elasticsearch.storageSize grew: the message prints the command that expands the volume; its size is kept until then"},
 	{ReasonStorageShrinkRefused, []string{specFalse}, "a volume cannot shrink: its size is kept; the rest applies"},
 	{ReasonImmutableField, []string{specFalse}, "a volume's StorageClass cannot change: it is kept; the rest applies"},

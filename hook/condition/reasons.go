@@ -55,6 +55,11 @@ const (
 	// get MONOCLE_ADMIN_TOKEN set empty: anyone who sends an empty token
 	// gets a login. Held as for LoginSecretMissing.
 	ReasonAdminTokenEmpty = "AdminTokenEmpty"
+	// ReasonLoginNeedsHTTPS: the config enforces an OIDC login and the
+	// public URL is http:// (not loopback): Monocle's session cookies are
+	// Secure, browsers drop them, no login sticks. Held as for
+	// LoginSecretMissing.
+	ReasonLoginNeedsHTTPS = "LoginNeedsHTTPS"
 	// ReasonVariableRefused: a Secret in the pods' environment sets a
 	// variable that changes how Monocle's processes run (GHCRTS, PATH,
 	// LD_*, ...: pods.Environment), or sets the crawlers' key empty. Held
@@ -118,6 +123,7 @@ var Reasons = []Reason{
 	{ReasonLoginKeyTooShort, []string{specFalse, readyFalse}, "MONOCLE_JWK_GEN_KEY is under 64 bytes and the API signs with it: a running API and the crawler are held (a new API is made); the rest applies"},
 	{ReasonLoginSecretMissing, []string{specFalse, readyFalse}, "the config enforces login and the API's pods lack the OIDC client secret, or get it empty: the API and the crawler are held (a new Monocle gets neither); the rest applies"},
 	{ReasonAdminTokenEmpty, []string{specFalse, readyFalse}, "the config enforces login and MONOCLE_ADMIN_TOKEN is set empty: held as for LoginSecretMissing"},
+	{ReasonLoginNeedsHTTPS, []string{specFalse, readyFalse}, "the config enforces an OIDC login and the public URL is http://: Monocle's session cookies are Secure, so browsers drop them and no login sticks; held as for LoginSecretMissing"},
 	{ReasonVariableRefused, []string{specFalse, readyFalse}, "a Secret in the pods' environment sets a variable that changes how Monocle's processes run, or the crawlers' key empty: held as for LoginSecretMissing"},
 	{ReasonJobComplete, []string{identsTrue}, "update-idents completed for the config's current idents"},
 	{ReasonJobFailed, []string{identsFalse}, "update-idents failed for the current idents: it runs again when they change or when its Job is deleted"},

@@ -10,7 +10,7 @@ import (
 // ErrElasticTLS: the URL is https://, which Monocle 1.11.2's Elasticsearch
 // client cannot speak: it is made with http-client's default manager
 // (src/Monocle/Env.hs:39-42, HTTP.defaultManagerSettings), which has no TLS.
-var ErrElasticTLS = errors.New("is https://: Monocle 1.11 speaks plain HTTP to Elasticsearch (http-client's default manager, no TLS); give an http:// URL, or an Elasticsearch in the cluster reached over http")
+var ErrElasticTLS = errors.New("is https://: Monocle 1.11 speaks plain HTTP to Elasticsearch (http-client's default manager, no TLS); give an http:// URL")
 
 // ElasticURL is an Elasticsearch URL as Monocle 1.11.2 reads it, written
 // so that the paths Monocle joins to it are the ones it means, or why it

@@ -80,7 +80,8 @@ func TestElasticsearchURLRefused(t *testing.T) {
 		"http://u:secret@es:9200/?x=1": "has a query or a fragment",
 		"http://u:secret@es:9200#x":    "has a query or a fragment",
 		"http://:9200/secret":          "is not a URL of a host",
-		"http://u:secret@es :9200":     "is not a URL of a host",
+		"http://u:secret@es :9200":     "has a space or a control character",
+		"http://u:secret@es:9200\n":    "has a space or a control character (a final newline, from a file?)",
 	} {
 		t.Run(value, func(t *testing.T) {
 			c := converged(t)
@@ -108,14 +109,15 @@ func TestElasticsearchURLRefused(t *testing.T) {
 // key, the Secret and the fix, never the value.
 func TestElasticsearchURLFromSecret(t *testing.T) {
 	for value, says := range map[string]string{
-		"http://u:secret@es:9200":  "",
-		"u:secret@es:9200":         "",
-		"es.example.com":           "",
-		"http://u:secret@es:9200/": `key "url" of Secret "es" ends in /, and Monocle joins its paths to it with / (its requests would start with //): drop the trailing /`,
-		"u:secret@es:9200/":        "ends in /",
-		"HTTP://u:secret@es:9200":  `key "url" of Secret "es" has its scheme in upper case, which Monocle reads as a host: write http:// in lower case`,
-		"https://u:secret@es:9200": `key "url" of Secret "es" is https://: Monocle 1.11 speaks plain HTTP to Elasticsearch`,
-		"ftp://u:secret@es":        "has a port that is not a number",
+		"http://u:secret@es:9200":   "",
+		"u:secret@es:9200":          "",
+		"es.example.com":            "",
+		"http://u:secret@es:9200/":  `key "url" of Secret "es" ends in /, and Monocle joins its paths to it with / (its requests would start with //): drop the trailing /`,
+		"u:secret@es:9200/":         "ends in /",
+		"HTTP://u:secret@es:9200":   `key "url" of Secret "es" has its scheme in upper case, which Monocle reads as a host: write http:// in lower case`,
+		"https://u:secret@es:9200":  `key "url" of Secret "es" is https://: Monocle 1.11 speaks plain HTTP to Elasticsearch`,
+		"ftp://u:secret@es":         "has a port that is not a number",
+		"http://u:secret@es:9200\n": `key "url" of Secret "es" has a space or a control character (a final newline, from a file?)`,
 	} {
 		t.Run(value, func(t *testing.T) {
 			c := converged(t)

@@ -131,6 +131,7 @@ type ElasticsearchSpec struct {
 	Resources *ResourceRequirements `json:"resources,omitempty"`
 	// An external Elasticsearch 7.x: no StatefulSet is made and the API and update-idents use this URL. Monocle 1.11.2 makes its Elasticsearch client with http-client's default manager: plain http only, no TLS, so an https:// URL is refused. As Monocle reads it, a URL without a scheme (es:9200) is http://es:9200; a trailing slash is dropped (Monocle joins its paths with /). Credentials in the URL (http://user:password@host:9200) are sent as basic auth, since http-client applies a URL's user info. Put such a URL in a Secret and use urlSecretRef instead. Switching from managed to external keeps the volume.
 	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^[^\x00-\x20\x7f]+$`
 	// +kubebuilder:validation:XValidation:rule=`!self.lowerAscii().startsWith('https://')`,message=`must not be https://: Monocle 1.11 speaks plain HTTP to Elasticsearch (no TLS)`
 	URL string `json:"url,omitempty"`
 	// A key of a Secret in the Monocle's namespace holding the external URL (it reaches MONOCLE_ELASTIC_URL through secretKeyRef, never the spec). A change to it rolls the pods. A value Monocle would not reach Elasticsearch at (https://, or ending in /, which the pods read as it is) holds the pods as they are (InvalidElasticsearchURL); one without a scheme is read as http://.

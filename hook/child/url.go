@@ -36,6 +36,9 @@ func ElasticURL(value string) (string, error) {
 	case hasPrefixFold(value, "http://"):
 		rest = value[len("http://"):]
 	}
+	if strings.ContainsFunc(value, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return "", errors.New("has a space or a control character (a final newline, from a file?): write it without, a space percent-encoded (%20)")
+	}
 	u, err := url.Parse("http://" + rest)
 	if err != nil || u.Hostname() == "" || u.Opaque != "" {
 		return "", errors.New("is not a URL of a host: give http://HOST:PORT (\"HOST:PORT\" alone is read as http://HOST:PORT)")

@@ -337,6 +337,8 @@ func TestSchemaRejectsBadMonocles(t *testing.T) {
 		"unknown field":          {"m", map[string]any{"replicas": 3}, true, `unknown field "spec.replicas"`},
 		"name too long":          {strings.Repeat("a", hook.MaxNameLength+1), map[string]any{}, false, "at most 38 characters"},
 		"name not DNS-1035":      {"1abc", map[string]any{}, false, "DNS-1035"},
+		"Elasticsearch, a space": {"m", map[string]any{"elasticsearch": map[string]any{"url": "http://es :9200"}}, false, "spec.elasticsearch.url: Invalid value: \"http://es :9200\": spec.elasticsearch.url in body should match"},
+		"https Elasticsearch":    {"m", map[string]any{"elasticsearch": map[string]any{"url": "HTTPS://es:9200"}}, false, "spec.elasticsearch.url: Invalid value: \"HTTPS://es:9200\": must not be https://"},
 		"url and secret":         {"m", map[string]any{"elasticsearch": map[string]any{"url": "http://es:9200", "urlSecretRef": map[string]any{"name": "s", "key": "k"}}}, false, "not both"},
 		"snapshots keep 0":       {"m", map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{"schedule": "@daily", "keep": 0}}}, false, "spec.elasticsearch.snapshots.keep"},
 		"snapshots, no schedule": {"m", map[string]any{"elasticsearch": map[string]any{"snapshots": map[string]any{"keep": 3}}}, false, "spec.elasticsearch.snapshots.schedule: Required"},

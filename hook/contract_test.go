@@ -208,7 +208,7 @@ func TestCrawlerMovesToRecreate(t *testing.T) {
 
 // Monocle 1.11 speaks plain HTTP to Elasticsearch.
 func TestElasticsearchOverHTTPSRefused(t *testing.T) {
-	if _, err := resolveSpec(json.RawMessage(`{"elasticsearch":{"url":"https://es:9200"}}`)); err == nil || err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), "spec.elasticsearch.url is not an http:// URL") {
+	if _, err := resolveSpec(json.RawMessage(`{"elasticsearch":{"url":"https://es:9200"}}`)); err == nil || err.Reason != condition.ReasonInvalidSpec || !strings.HasPrefix(err.Error(), "spec.elasticsearch.url is https://: Monocle 1.11 speaks plain HTTP") {
 		t.Errorf("https url: %v", err)
 	}
 	// From a Secret: the pods are held, and the value never quoted.

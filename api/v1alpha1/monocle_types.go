@@ -129,11 +129,12 @@ type ElasticsearchSpec struct {
 	Heap string `json:"heap,omitempty"`
 	// Compute resources of Elasticsearch (requests and limits), as in a container's resources.
 	Resources *ResourceRequirements `json:"resources,omitempty"`
-	// An external Elasticsearch 7.x: no StatefulSet is made and the API and update-idents use this URL. Monocle 1.11.2 makes its Elasticsearch client with http-client's default manager: plain http only, no TLS, so an https:// URL is refused; credentials in the URL (http://user:password@host:9200) are sent as basic auth, since http-client applies a URL's user info. Put such a URL in a Secret and use urlSecretRef instead. Switching from managed to external keeps the volume.
+	// An external Elasticsearch 7.x: no StatefulSet is made and the API and update-idents use this URL. Monocle 1.11.2 makes its Elasticsearch client with http-client's default manager: plain http only, no TLS, so an https:// URL is refused. As Monocle reads it, a URL without a scheme (es:9200) is http://es:9200; a trailing slash is dropped (Monocle joins its paths with /). Credentials in the URL (http://user:password@host:9200) are sent as basic auth, since http-client applies a URL's user info. Put such a URL in a Secret and use urlSecretRef instead. Switching from managed to external keeps the volume.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^http://.+$`
+	// +kubebuilder:validation:Pattern=`^[^\x00-\x20\x7f]+$`
+	// +kubebuilder:validation:XValidation:rule=`!self.lowerAscii().startsWith('https://')`,message=`must not be https://: Monocle 1.11 speaks plain HTTP to Elasticsearch (no TLS)`
 	URL string `json:"url,omitempty"`
-	// A key of a Secret in the Monocle's namespace holding the external URL (it reaches MONOCLE_ELASTIC_URL through secretKeyRef, never the spec). A change to it rolls the pods. A value that is not http:// holds the pods as they are (InvalidElasticsearchURL).
+	// A key of a Secret in the Monocle's namespace holding the external URL (it reaches MONOCLE_ELASTIC_URL through secretKeyRef, never the spec). A change to it rolls the pods. A value Monocle would not reach Elasticsearch at (https://, or ending in /, which the pods read as it is) holds the pods as they are (InvalidElasticsearchURL); one without a scheme is read as http://.
 	URLSecretRef *SecretKeySelector `json:"urlSecretRef,omitempty"`
 	// Delete Elasticsearch's volume, and so all Monocle data, when the Monocle is deleted. Default false: the volume is retained (and reused by a Monocle of the same name). Switching to an external Elasticsearch never deletes it.
 	DeleteDataOnDelete bool `json:"deleteDataOnDelete,omitempty"`

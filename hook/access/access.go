@@ -81,8 +81,26 @@ func Answer(n instance.Names, s Settings, obs wire.Children, sessions Sessions) 
 	}
 	if s.ingress != nil {
 		out.Ingress = makeIngress(n, s.ingress)
+		if note := mixedContentNote(s); note != "" {
+			notes = append(notes, note)
+		}
 	}
 	return out, notes
+}
+
+// mixedContentNote tells of an http:// public URL while the Ingress serves
+// the UI with TLS: the UI opened at https:// (where an Ingress controller
+// such as ingress-nginx redirects http:// once the Ingress has TLS) calls
+// the API at the public URL (web/src/components/WebApi.res:20), which a
+// browser blocks as mixed content from an https:// page, and OIDC's Secure
+// session cookies are dropped on it.
+func mixedContentNote(s Settings) string {
+	if !strings.HasPrefix(s.PublicURL, "http://") || (s.ingress.TLSSecretName == "" && !s.ingress.edgeTLS) {
+		return ""
+	}
+	return fmt.Sprintf("the public URL %s is http://, but the Ingress serves %s with TLS: the web UI opened at https:// calls the API at the public URL, "+
+		"which browsers block as mixed content (and drop Monocle's Secure login cookies on): set publicURL to its https:// URL, or remove it (the Ingress's URL is then https://)",
+		condition.Quote(s.PublicURL), condition.Quote(s.ingress.Host))
 }
 
 // Resolve reads the Ingress and the public URL: given, else the Ingress's,

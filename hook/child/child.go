@@ -1,7 +1,7 @@
 // Package child holds what every part of a Monocle builds its children
 // with: the components that label them, the Secret and the Service of a component, the
-// restricted pod of a Monocle's image scheduled as the spec asks, and the
-// random keys of the Secrets.
+// restricted pod of a Monocle's image scheduled as the spec asks, the
+// random keys of the Secrets, and an Elasticsearch URL as Monocle reads it.
 package child
 
 import (

@@ -30,7 +30,8 @@ const (
 	ReasonConfigInvalid = "ConfigInvalid"
 	// ReasonReferenceNotFound: a ConfigMap or Secret the spec names is missing.
 	ReasonReferenceNotFound = "ReferenceNotFound"
-	// ReasonInvalidElasticsearchURL: the URL in urlSecretRef is not http://.
+	// ReasonInvalidElasticsearchURL: Monocle would not reach Elasticsearch
+	// at the URL in urlSecretRef (https://, a trailing slash, ...).
 	ReasonInvalidElasticsearchURL = "InvalidElasticsearchURL"
 	// Elasticsearch's volume: to grow by hand, or a change it cannot take.
 	ReasonVolumeExpansionRequired = "VolumeExpansionRequired"
@@ -54,6 +55,11 @@ const (
 	// get MONOCLE_ADMIN_TOKEN set empty: anyone who sends an empty token
 	// gets a login. Held as for LoginSecretMissing.
 	ReasonAdminTokenEmpty = "AdminTokenEmpty"
+	// ReasonLoginNeedsHTTPS: the config enforces an OIDC login and the
+	// public URL is http:// (not loopback): Monocle's session cookies are
+	// Secure, browsers drop them, no login sticks. Held as for
+	// LoginSecretMissing.
+	ReasonLoginNeedsHTTPS = "LoginNeedsHTTPS"
 	// ReasonVariableRefused: a Secret in the pods' environment sets a
 	// variable that changes how Monocle's processes run (GHCRTS, PATH,
 	// LD_*, ...: pods.Environment), or sets the crawlers' key empty. Held
@@ -108,7 +114,7 @@ var Reasons = []Reason{
 	{ReasonInvalidSpec, []string{specFalse, readyFalse}, "a spec value is refused (its schema, a child's API, a bound): every child is held as last applied, nothing is created, deleted or rolled"},
 	{ReasonConfigInvalid, []string{specFalse, readyFalse, identsFalse}, "Monocle would refuse the config at start: the API, the crawler, their config and Jobs are held as last applied (a new Monocle gets no API nor crawler); the rest applies"},
 	{ReasonReferenceNotFound, []string{specFalse, readyFalse, identsFalse}, "a ConfigMap or Secret the spec names does not exist: the API, the crawler (and, for a ConfigMap, their config and Jobs) are held as they run (a new Monocle gets no API nor crawler); the rest applies"},
-	{ReasonInvalidElasticsearchURL, []string{specFalse, readyFalse, identsFalse}, "the URL in elasticsearch.urlSecretRef is not http://: held as for ConfigInvalid"},
+	{ReasonInvalidElasticsearchURL, []string{specFalse, readyFalse, identsFalse}, "Monocle would not reach Elasticsearch at the URL in elasticsearch.urlSecretRef (https://, a trailing /, an upper-case scheme): held as for ConfigInvalid"},
 	{ReasonVolumeExpansionRequired, []string{specFalse}, "spec.elasticsearch.storageSize grew: the message prints the command that expands the volume; its size is kept until then"},
 	{ReasonStorageShrinkRefused, []string{specFalse}, "a volume cannot shrink: its size is kept; the rest applies"},
 	{ReasonImmutableField, []string{specFalse}, "a volume's StorageClass cannot change: it is kept; the rest applies"},
@@ -117,6 +123,7 @@ var Reasons = []Reason{
 	{ReasonLoginKeyTooShort, []string{specFalse, readyFalse}, "MONOCLE_JWK_GEN_KEY is under 64 bytes and the API signs with it: a running API and the crawler are held (a new API is made); the rest applies"},
 	{ReasonLoginSecretMissing, []string{specFalse, readyFalse}, "the config enforces login and the API's pods lack the OIDC client secret, or get it empty: the API and the crawler are held (a new Monocle gets neither); the rest applies"},
 	{ReasonAdminTokenEmpty, []string{specFalse, readyFalse}, "the config enforces login and MONOCLE_ADMIN_TOKEN is set empty: held as for LoginSecretMissing"},
+	{ReasonLoginNeedsHTTPS, []string{specFalse, readyFalse}, "the config enforces an OIDC login and the public URL is http://: Monocle's session cookies are Secure, so browsers drop them and no login sticks; held as for LoginSecretMissing"},
 	{ReasonVariableRefused, []string{specFalse, readyFalse}, "a Secret in the pods' environment sets a variable that changes how Monocle's processes run, or the crawlers' key empty: held as for LoginSecretMissing"},
 	{ReasonJobComplete, []string{identsTrue}, "update-idents completed for the config's current idents"},
 	{ReasonJobFailed, []string{identsFalse}, "update-idents failed for the current idents: it runs again when they change or when its Job is deleted"},

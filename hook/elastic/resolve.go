@@ -3,7 +3,6 @@ package elastic
 import (
 	"cmp"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,11 +88,14 @@ func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (s Settings, no
 // memory and its snapshots; note is what is applied but unwise.
 func resolve(spec *v1alpha1.MonocleSpec, s *Settings) (note string, ferr *condition.FieldError) {
 	es := spec.Elasticsearch
-	// Monocle 1.11 reaches Elasticsearch with http-client's default manager
-	// (src/Monocle/Env.hs): plain HTTP only, no TLS.
-	if u, err := url.Parse(es.URL); es.URL != "" && (err != nil || u.Scheme != "http" || u.Host == "") {
-		// The value may hold credentials: never repeat it.
-		return "", condition.Invalid("elasticsearch.url", "is not an http:// URL: Monocle 1.11 speaks plain HTTP to Elasticsearch, never https")
+	// The URL as Monocle reads it, written as every client (the API's
+	// environment, the update-idents Job) gets it.
+	if es.URL != "" {
+		var err error
+		if s.URL, err = child.ElasticURL(es.URL); err != nil {
+			// The value may hold credentials: never repeat it.
+			return "", condition.Invalid("elasticsearch.url", "%v", err)
+		}
 	}
 	if es.URLSecretRef != nil && (es.URLSecretRef.Name == "" || es.URLSecretRef.Key == "") {
 		return "", condition.Invalid("elasticsearch.urlSecretRef", "needs a name and a key")

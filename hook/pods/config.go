@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -129,6 +131,45 @@ func validateConfig(n instance.Names, s Settings, text string, env func(string) 
 		warnings:    cfg.Warnings,
 		apiKeys:     apiKeys,
 	}, nil
+}
+
+// loginCookies is what an OIDC login needs of the public URL: Monocle's
+// session cookies are Secure, JWT-Cookie (servant-auth-server's
+// defaultCookieSettings, cookieIsSecure = Secure, which
+// src/Monocle/Main.hs:187 keeps) and Monocle (src/Monocle/Api/Server.hs:1013-1020,
+// setCookieSecure = True), and a browser drops a Secure cookie set on an
+// http:// page (RFC 6265bis, 5.6): no login sticks, each page sends the
+// user back to the provider. A loopback host (the port-forward URL,
+// http://localhost:8090) is a secure context to browsers, which keep
+// Secure cookies there. With enforce_auth the login is all Monocle serves:
+// refused (hold), held as loginSecret holds; without it, a note.
+func loginCookies(publicURL string, cfg validConfig, apiRuns bool) (hold *condition.FieldError, note string) {
+	u, err := url.Parse(publicURL)
+	if !cfg.oidc || err != nil || u.Scheme != "http" || loopback(u.Hostname()) {
+		return nil, ""
+	}
+	const why = "Monocle's session cookies (JWT-Cookie, Monocle) are Secure, and browsers drop Secure cookies on an http:// page: a login never sticks, each page sends the user back to the OIDC provider"
+	const fix = "make the public URL https:// (spec.publicURL, or spec.ingress with a tlsSecretName and no publicURL)"
+	if !cfg.enforceAuth {
+		return nil, fmt.Sprintf("the config logs in with OIDC and the public URL %s is http://: %s; %s", condition.Quote(publicURL), why, fix)
+	}
+	held := "no API (and no crawler) is made"
+	if apiRuns {
+		held = "the API and the crawler keep their running templates"
+	}
+	return &condition.FieldError{Reason: condition.ReasonLoginNeedsHTTPS, Message: fmt.Sprintf(
+		"the public URL %s is http://, and the config enforces an OIDC login (auth.enforce_auth: true): %s; %s until you %s, or turn enforce_auth off",
+		condition.Quote(publicURL), why, held, fix)}, ""
+}
+
+// loopback: host is one browsers count as a secure context over http
+// (W3C Secure Contexts, potentially trustworthy origins).
+func loopback(host string) bool {
+	host = strings.ToLower(host)
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
 // configFits refuses a config Metacontroller could not apply.

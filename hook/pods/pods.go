@@ -154,13 +154,14 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	facts := Facts{URL: given.PublicURL, Crawler: s.crawler, Errors: missing}
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	var crawlerHold, keyHold, loginHold *condition.FieldError
+	cookiesHold, cookiesNote := loginCookies(given.PublicURL, cfg, api != nil)
 	if len(missing) == 0 {
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
 		crawlerHold, keyHold, facts.Notes = runtimeHolds(namespace, n, s, cfg, keys, rel, envData, api != nil, crawler != nil)
 		sources := []string{n.API, s.secret}[:len(envData)]
 		loginHold = cmp.Or(refusedVariables(namespace, sources, envData, cfg.apiKeys, api != nil),
-			loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil))
+			loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil), cookiesHold)
 		facts.Notes = append(facts.Notes, environmentNotes(sources, envData)...)
 	}
 	for _, h := range []*condition.FieldError{loginHold, crawlerHold, keyHold} {
@@ -185,6 +186,9 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	facts.CrawlerBlock = cmp.Or(missingBlock, loginHold, keyBlock, crawlerHold)
 	for _, w := range cfg.warnings {
 		facts.Notes = append(facts.Notes, w.String())
+	}
+	if cookiesNote != "" {
+		facts.Notes = append(facts.Notes, cookiesNote)
 	}
 	// With OIDC, each API process keeps its logins' state in memory
 	// (src/Monocle/Api/Jwt.hs, the session store), so a login's callback

@@ -82,7 +82,8 @@ func envHas(secrets []map[string][]byte) func(string) bool {
 // those in their environment whole, in envFrom order; hashed, those and the
 // Elasticsearch URL's key, whose change rolls the pods. A named Secret that
 // is not there is reported (missing: Answer holds the pods as they run, or
-// makes none); an https URL holds the pods as they are.
+// makes none); a URL Monocle would not reach Elasticsearch at (an https
+// one) holds the pods as they are.
 func podSecrets(s Settings, given Given, generated map[string][]byte, rel wire.Related) (env, hashed []map[string][]byte, missing []*condition.FieldError, hold *condition.FieldError) {
 	env = []map[string][]byte{generated}
 	relSecrets := rel.Secrets
@@ -96,15 +97,37 @@ func podSecrets(s Settings, given Given, generated map[string][]byte, rel wire.R
 	hashed = env
 	if ref := given.ElasticURLSecret; ref != nil {
 		sec := relSecrets[ref.Name]
+		var why string
+		if sec != nil && sec.Data[ref.Key] != nil {
+			why = elasticURLHold(string(sec.Data[ref.Key]))
+		}
 		switch {
 		case sec == nil || sec.Data[ref.Key] == nil:
 			missing = append(missing, &condition.FieldError{Reason: condition.ReasonReferenceNotFound, Field: "elasticsearch.urlSecretRef", Message: fmt.Sprintf("names key %s of Secret %s, which does not exist", condition.Quote(ref.Key), condition.Quote(ref.Name))})
-		case !strings.HasPrefix(string(sec.Data[ref.Key]), "http://"):
+		case why != "":
 			// Never quote the value: it may hold credentials.
-			hold = &condition.FieldError{Reason: condition.ReasonInvalidElasticsearchURL, Field: "elasticsearch.urlSecretRef", Message: fmt.Sprintf("key %s of Secret %s is not an http:// URL (Monocle 1.11 speaks plain HTTP to Elasticsearch): the API and the crawler stay as they are", condition.Quote(ref.Key), condition.Quote(ref.Name))}
+			hold = &condition.FieldError{Reason: condition.ReasonInvalidElasticsearchURL, Field: "elasticsearch.urlSecretRef", Message: fmt.Sprintf("key %s of Secret %s %s: the API and the crawler stay as they are", condition.Quote(ref.Key), condition.Quote(ref.Name), why)}
 		default:
 			hashed = append(slices.Clip(env), map[string][]byte{ref.Key: sec.Data[ref.Key]})
 		}
 	}
 	return env, hashed, missing, hold
+}
+
+// elasticURLHold is why Monocle would not reach Elasticsearch at the URL
+// of a Secret, "" when it would. The pods read the value as it is, so it
+// must already be what Monocle reads right (child.ElasticURL): without a
+// scheme it gets http:// (src/CLI.hs:128-132), but a trailing slash or an
+// uppercase scheme cannot be written away here.
+func elasticURLHold(value string) string {
+	url, err := child.ElasticURL(value)
+	switch {
+	case err != nil:
+		return err.Error()
+	case url == value || url == "http://"+value:
+		return ""
+	case strings.HasSuffix(value, "/"):
+		return "ends in /, and Monocle joins its paths to it with / (its requests would start with //): drop the trailing /"
+	}
+	return "has its scheme in upper case, which Monocle reads as a host: write http:// in lower case"
 }

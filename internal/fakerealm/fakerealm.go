@@ -114,6 +114,7 @@ var (
 		"write":               {"indices:data/write/*", "indices:admin/mapping/put"},
 		"create_index":        {"indices:admin/create"},
 		"view_index_metadata": {"indices:admin/get", "indices:admin/mappings/get", "indices:admin/aliases/get", "indices:monitor/settings/get"},
+		"maintenance":         {"indices:admin/refresh*", "indices:admin/flush*", "indices:admin/synced_flush", "indices:admin/forcemerge*"},
 	}
 )
 

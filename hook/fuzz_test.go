@@ -86,6 +86,9 @@ func FuzzSpec(f *testing.F) {
 	f.Add("Bad_Name", `{"storageSize":"-1"}`, true)
 	f.Add("snap", `{"elasticsearch":{"snapshots":{"schedule":"30 6-16/4 * * 1-5","timeZone":"Europe/Paris","keep":3,"storageSize":"2Gi"}}}`, true)
 	f.Add("snap", `{"elasticsearch":{"snapshots":{"schedule":"TZ=","keep":3}}}`, false)
+	f.Add("ext", `{"elasticsearch":{"url":"es.example:9200/"}}`, false)
+	f.Add("ext", `{"elasticsearch":{"url":"http://es.example:9200"}}`, true)
+	f.Add("ext", `{"elasticsearch":{"urlSecretRef":{"name":"es","key":"url"}}}`, false)
 	observed := fixture(f, "sync-v1-all-ready-job-complete").Children
 	f.Fuzz(func(t *testing.T, name, spec string, withChildren bool) {
 		req := &wire.SyncRequest{Parent: &wire.Parent{Kind: Kind, Spec: json.RawMessage(spec)}}

@@ -45,7 +45,10 @@ func TestFixturesSync(t *testing.T) {
 }
 
 // checkAnswer: every child is named after its instance, with a valid name
-// and labels, answered once; the seven always-present children are there.
+// and labels, answered once; the children always made are there, and those
+// of each component as the status says: Elasticsearch's unless it is
+// External, the API's and the crawler's Deployments unless Ready calls
+// them "not made" (and then they are absent).
 func checkAnswer(t *testing.T, instance string, a answer) {
 	t.Helper()
 	seen := map[string]bool{}
@@ -69,8 +72,23 @@ func checkAnswer(t *testing.T, instance string, a answer) {
 			t.Errorf("%s/%s labels: %v", kind, name, labels)
 		}
 	}
-	for _, want := range []string{"Secret/-api", "ConfigMap/-api", "Service/-api", "Service/-elastic", "StatefulSet/-elastic", "Deployment/-api", "Deployment/-crawler"} {
-		kind, suffix, _ := strings.Cut(want, "/")
+	want := []string{"Secret/-api", "ConfigMap/-api", "Service/-api"}
+	if a.Status.Elastic != "External" {
+		want = append(want, "Service/-elastic", "StatefulSet/-elastic")
+	}
+	ready := a.Status.Condition(condition.ConditionReady).Message
+	for _, component := range []string{"api", "crawler"} {
+		deployment := "Deployment/" + instance + "-" + component
+		if strings.Contains(ready, component+" not made") {
+			if seen[deployment] {
+				t.Errorf("Ready says %s not made, and the answer has %s", component, deployment)
+			}
+			continue
+		}
+		want = append(want, "Deployment/-"+component)
+	}
+	for _, w := range want {
+		kind, suffix, _ := strings.Cut(w, "/")
 		if !seen[kind+"/"+instance+suffix] {
 			t.Errorf("no %s %s%s in the answer", kind, instance, suffix)
 		}

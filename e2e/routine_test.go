@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 )
 
 // jobEnded says whether a Job ended, as the Job controller marks it.
@@ -366,27 +368,46 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			t.Fatal("restore --dry-run changed the Monocle, or made a Job")
 		}
 
-		// restore up to the Job, then the Monocle put back as it was
-		// once the Job completes, and again once it fails.
+		// restore up to the Job, then update-idents, then the Monocle
+		// put back as it was once they complete; and once the restore
+		// fails. The record names this Monocle and the Job at each step.
 		for _, succeed := range []bool{true, false} {
 			b := startPlugin(t, bin, editor, restore[1]...)
-			b.until(t, "2/4 Waiting until no pod")
+			b.until(t, "2/5 Waiting until no pod")
 			stopped := routineSpec(t, d)
 			if !jsonEqual(stopped["api"], map[string]any{"replicas": int64(0)}) || !jsonEqual(stopped["crawler"], map[string]any{"enabled": false}) ||
 				nestedOr(d.monocle("m").Object, "spec", "elasticsearch", "snapshots", "suspend") != true {
 				t.Fatalf("while restoring: %v", stopped)
 			}
+			if rec := record(t, d, restorerecord.Stopping, ""); rec.MonocleUID != string(m.GetUID()) || rec.Repository != "monocle" || rec.Snapshot != snapshot {
+				t.Errorf("the record while stopping: %s", rec.Encode())
+			}
 			job := oneJob(t, ns, "m-restore-", func() { d.sync("m") })
 			if cj := (&batchv1.CronJob{}); k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj) != nil || !*cj.Spec.Suspend {
 				t.Error("the restore Job was created before the snapshots were suspended")
 			}
+			record(t, d, restorerecord.Restoring, string(job.UID))
 			endJob(t, ns, job.Name, succeed)
+			if succeed {
+				// Then update-idents, for a snapshot holds the authors as
+				// they were crawled (Monocle 1.11.2 src/Lentille.hs:151-161;
+				// src/Monocle/Backend/Janitor.hs:29-55 rewrites them).
+				idents := updateIdentsJob(t, ns)
+				record(t, d, restorerecord.UpdatingIdents, string(idents.UID))
+				if len(jobsOf(t, ns, "m-restore-")) > 0 {
+					t.Error("the restore Job is kept once it succeeded")
+				}
+				endJob(t, ns, idents.Name, true)
+			}
 			code := b.exit(t)
 			if after := routineSpec(t, d); !jsonEqual(after, before) || d.monocle("m").GetAnnotations()["monocle.monocle.change-metrics.io/restore"] != "" {
 				t.Fatalf("after the restore: %v, want %v as before, and no annotation", after, before)
 			}
 			if kept := len(jobsOf(t, ns, "m-restore-")) == 1; succeed && (code != 0 || kept) || !succeed && (code != 1 || !kept) {
 				t.Fatalf("restore (Job succeeded %t): exit %d, its Job kept %t", succeed, code, kept)
+			}
+			if succeed && !strings.Contains(b.out.String(), "4/5 Updating the idents: Job ") {
+				t.Error("the restore did not say it updates the idents")
 			}
 			d.converge("m")
 		}
@@ -396,7 +417,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		var resume, undo string
 		for _, step := range []string{"resume", "undo"} {
 			b := startPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--stop-timeout", "2m")
-			b.until(t, "2/4 Waiting until no pod")
+			b.until(t, "2/5 Waiting until no pod")
 			if err := b.cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
@@ -425,6 +446,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 				t.Errorf("--undo while the Job runs: exit %d\n%s%s", code, out, errOut)
 			}
 			endJob(t, ns, job.Name, true)
+			endJob(t, ns, updateIdentsJob(t, ns).Name, true)
 			if code := r.exit(t); code != 0 || !strings.Contains(r.out.String(), "Resuming the restore of snapshot "+snapshot) {
 				t.Fatalf("%s: exit %d", resume, code)
 			}
@@ -443,7 +465,71 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		if after := routineSpec(t, d); !jsonEqual(after, before) || d.monocle("m").GetAnnotations()["monocle.monocle.change-metrics.io/restore"] != "" {
 			t.Fatalf("after %s: %v, want %v", undo, after, before)
 		}
+
+		// A record it cannot check (another repository, as a namespace
+		// editor may write it) is refused, and nothing is applied; the
+		// printed --undo with explicit values puts back what it says.
+		forged := restorerecord.Record{MonocleUID: string(m.GetUID()), Snapshot: snapshot, Repository: "other", Location: "/usr/share/elasticsearch/snapshots/other",
+			Step: restorerecord.Stopping, Before: &restorerecord.Before{}}
+		mon := d.monocle("m")
+		mon.SetAnnotations(map[string]string{restorerecord.Annotation: forged.Encode()})
+		if err := k8sClient.Update(ctx, mon); err != nil {
+			t.Fatal(err)
+		}
+		rv = d.monocle("m").GetResourceVersion()
+		var explicit string
+		for _, args := range [][]string{restore[1], {"restore", "m", "-n", ns, "--undo"}} {
+			code, out, errOut := runPlugin(t, bin, editor, args...)
+			if code != 2 || !strings.Contains(errOut, `it names repository "other"`) || !strings.Contains(errOut, "nothing of it is applied") {
+				t.Fatalf("%q on a forged record: exit %d\n%s%s", args, code, out, errOut)
+			}
+			explicit = between(t, errOut, "before the restore: ", " (those are the defaults")
+		}
+		if d.monocle("m").GetResourceVersion() != rv || len(jobsOf(t, ns, "m-restore-")) > 0 {
+			t.Fatal("a refused record changed the Monocle, or made a Job")
+		}
+		if u := startShell(t, editor, bin, explicit); u.exit(t) != 0 {
+			t.Fatalf("%s failed", explicit)
+		}
+		want := map[string]any{"api": map[string]any{"replicas": int64(1)}, "crawler": map[string]any{"enabled": true},
+			"snapshots": map[string]any{"schedule": "0 3 * * *", "keep": int64(7), "suspend": false}}
+		if after := routineSpec(t, d); !jsonEqual(after, want) || d.monocle("m").GetAnnotations()[restorerecord.Annotation] != "" {
+			t.Fatalf("after %s: %v, want %v", explicit, after, want)
+		}
 	})
+}
+
+// record waits, at most a minute, for the restore's record on the Monocle
+// m to be at step, naming the Job of UID jobUID, and gives it: read as the
+// hook reads it.
+func record(t *testing.T, d *driver, step restorerecord.Step, jobUID string) restorerecord.Record {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		raw := d.monocle("m").GetAnnotations()[restorerecord.Annotation]
+		rec, err := restorerecord.Decode(raw)
+		if err == nil && rec.Step == step && rec.JobUID == jobUID {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute, the record is not at step %s with Job UID %q: %q (%v)", step, jobUID, raw, err)
+		}
+	}
+}
+
+// updateIdentsJob waits for the update-idents Job a restore creates (the
+// janitor's, running) and gives it.
+func updateIdentsJob(t *testing.T, ns string) batchv1.Job {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		for _, j := range jobsOf(t, ns, "m-janitor-") {
+			if c := j.Spec.Template.Spec.Containers[0]; !jobEnded(j) && strings.Join(c.Command[:3], " ") == "monocle janitor update-idents" {
+				return j
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after a minute, no update-idents Job runs")
+		}
+	}
 }
 
 // documented are the kubectl monocle commands of a docs page's code

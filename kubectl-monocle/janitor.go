@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,12 +16,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
+
+// janitorAnnotation, on a Monocle, is the record of a janitor command
+// that stopped the crawler: what it puts back when it ends.
+const janitorAnnotation = instance.Group + "/janitor"
 
 // janitorTTL is how long a janitor Job and its pod stay once ended: for
 // its log, read again with kubectl logs.
@@ -74,33 +80,13 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 			if m.Annotations[restoreAnnotation] != "" {
 				return fmt.Errorf("a restore of Monocle %s is under way (annotation %s): the janitor would write to the indices it replaces; let it end, or put the Monocle back as it was with %s", jo.Monocle, restoreAnnotation, undoCommand(ns, jo.Monocle))
 			}
-			n := instance.For(jo.Monocle)
-			api, err := get[appsv1.Deployment](ctx, c, deploymentGVR, ns, n.API)
-			if err != nil {
-				return err
-			}
-			job, note, err := janitorjob.Build(jo, api, func(name string) (*corev1.ConfigMap, error) {
-				cm, err := get[corev1.ConfigMap](ctx, c, cmGVR, ns, name)
-				if err == nil && cm == nil {
-					err = errors.New("not found")
-				}
-				return cm, err
-			})
-			if errors.Is(err, snapshot.ErrUsage) {
-				return usageError{err}
-			}
+			job, note, err := janitorJob(ctx, c, m, jo, o.hookImage)
 			if err != nil {
 				return err
 			}
 			if note != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "kubectl monocle: note: %s\n", printable.Escape(note))
 			}
-			// Owned by the Monocle, not as its controller: Metacontroller
-			// claims only what has no controller and matches the Monocle's
-			// selector (controller-uid, which the Job lacks), or whose
-			// controller is the Monocle (controller_ref_manager.go).
-			job.OwnerReferences = []metav1.OwnerReference{{APIVersion: hook.Group + "/" + hook.Version, Kind: "Monocle", Name: m.Name, UID: m.UID}}
-			job.Spec.TTLSecondsAfterFinished = ptr.To(int32(janitorTTL / time.Second))
 			existing, err := get[batchv1.Job](ctx, c, jobGVR, ns, job.Name)
 			if err != nil {
 				return err
@@ -141,4 +127,38 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 	cmd.Flags().StringVar(&jo.CommitDate, "commit-date", "", "the new commit date: YYYY-MM-DD (midnight UTC) or YYYY-MM-DDThh:mm:ssZ (a date in Monocle's other form, with spaces, is rewritten as the latter)")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "how long to wait for the janitor to end (it goes on after)")
 	return cmd
+}
+
+// janitorJob is the Job that runs jo's command for the Monocle m, built by
+// janitorjob from the API's Deployment as the hook answers it for m's spec
+// (answered: its image, config, Elasticsearch URL, scheduling and
+// security), never the observed one, whose every field a namespace editor
+// can write. Owned by m, not as its controller: Metacontroller claims only
+// what has no controller and matches the Monocle's selector
+// (controller-uid, which the Job lacks), or whose controller is the
+// Monocle (controller_ref_manager.go). note, when not "", is for the
+// reader (janitorjob.Build).
+func janitorJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, jo janitorjob.Options, hookImage string) (*batchv1.Job, string, error) {
+	api, err := answered[*appsv1.Deployment](ctx, c, m, hookImage, instance.For(m.Name).API)
+	if err != nil {
+		return nil, "", err
+	}
+	api = api.DeepCopy()
+	api.Namespace = m.Namespace
+	job, note, err := janitorjob.Build(jo, api, func(name string) (*corev1.ConfigMap, error) {
+		cm, err := get[corev1.ConfigMap](ctx, c, cmGVR, m.Namespace, name)
+		if err == nil && cm == nil {
+			err = errors.New("not found")
+		}
+		return cm, err
+	})
+	if errors.Is(err, snapshot.ErrUsage) {
+		return nil, "", usageError{err}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	job.OwnerReferences = []metav1.OwnerReference{{APIVersion: hook.Group + "/" + hook.Version, Kind: "Monocle", Name: m.Name, UID: m.UID}}
+	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(janitorTTL / time.Second))
+	return job, note, nil
 }

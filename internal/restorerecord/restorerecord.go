@@ -42,13 +42,19 @@ const (
 	Stopping Step = "Stopping"
 	// Restoring: the restore Job runs.
 	Restoring Step = "Restoring"
+	// UpdatingIdents: the snapshot is restored; update-idents re-attributes
+	// its changes to the idents of the config the API runs, the writers
+	// still stopped. A snapshot holds the authors as the crawler resolved
+	// them when it crawled (Monocle 1.11.2 src/Lentille.hs:151-161): an
+	// idents edit since then is applied only by update-idents.
+	UpdatingIdents Step = "UpdatingIdents"
 	// PuttingBack: the restore has ended (or is undone); the spec's values
 	// are being put back.
 	PuttingBack Step = "PuttingBack"
 )
 
 // Steps are the steps, in their order.
-var Steps = []Step{Stopping, Restoring, PuttingBack}
+var Steps = []Step{Stopping, Restoring, UpdatingIdents, PuttingBack}
 
 // Record is the annotation's value.
 type Record struct {
@@ -60,8 +66,10 @@ type Record struct {
 	Repository string `json:"repository"`
 	Location   string `json:"location"`
 	Step       Step   `json:"step"`
-	// JobUID is the UID of the restore Job the plugin created, once it
-	// exists ("" before).
+	// JobUID is the UID of the Job the plugin created for the step: the
+	// restore Job at Restoring (always set), the update-idents Job at
+	// UpdatingIdents once it exists; "" while Stopping. A Job of the same
+	// name with another UID is not the restore's.
 	JobUID string `json:"jobUID"`
 	// Before are spec.api.replicas, spec.crawler.enabled and
 	// spec.elasticsearch.snapshots.suspend as they were (null: not set).
@@ -135,6 +143,10 @@ func (r Record) check() error {
 		return fmt.Errorf("jobUID %q is not a UID", r.JobUID)
 	case !slices.Contains(Steps, r.Step):
 		return fmt.Errorf("step %q is none of %q", r.Step, Steps)
+	case r.Step == Stopping && r.JobUID != "":
+		return errors.New("a jobUID while Stopping, before any Job")
+	case r.Step == Restoring && r.JobUID == "":
+		return errors.New("no jobUID while Restoring")
 	case r.Before == nil:
 		return errors.New("no before")
 	case r.Before.Spec.API.Replicas != nil && *r.Before.Spec.API.Replicas < 0:

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -329,23 +331,66 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 				t.Error("the second run did not replace the first's Job")
 			}
 		}
-		// The page's other commands, each its own Job.
+		// The page's other commands, each its own Job, run with the
+		// crawler stopped (Monocle 1.11.2 README.md:621-629 stops it around
+		// wipe-crawler-data; src/Macroscope/Worker.hs:212-213 commits the
+		// crawler's own date over set-crawler-commit-date's): recorded on
+		// the Monocle, the Job's UID in the record, put back at the end.
 		for _, args := range commands[1:] {
 			b := startPlugin(t, bin, editor, args...)
-			b.until(t, "waiting for it to end")
+			b.until(t, "Stopping the crawler first (spec.crawler.enabled: false")
 			var job batchv1.Job
-			for _, j := range jobsOf(t, ns, "m-janitor-") {
-				if !jobEnded(j) {
-					job = j
+			for deadline := time.Now().Add(time.Minute); job.Name == ""; time.Sleep(200 * time.Millisecond) {
+				d.sync("m")
+				for _, j := range jobsOf(t, ns, "m-janitor-") {
+					if !jobEnded(j) {
+						job = j
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: no Job after a minute:\n%s", args, b.out.String())
 				}
 			}
 			if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command[:3], " "); got != "monocle janitor "+args[2] {
 				t.Fatalf("%q: the Job runs %q", args, got)
 			}
+			if err := k8sClient.Get(ctx, clientKey(ns, "m-crawler"), &appsv1.Deployment{}); nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != false || !apierrors.IsNotFound(err) {
+				t.Errorf("%q: the Job runs while the crawler is not stopped", args)
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+				rec, err := restorerecord.DecodeJanitor(d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation])
+				if err == nil && rec.JobUID == string(job.UID) && rec.Job == job.Name && rec.MonocleUID == string(m.GetUID()) && rec.CrawlerEnabled != nil && *rec.CrawlerEnabled {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: the record does not name Job %s: %v", args, job.UID, err)
+				}
+			}
 			endJob(t, ns, job.Name, true)
-			if code := b.exit(t); code != 0 {
+			if code := b.exit(t); code != 0 || !strings.Contains(b.out.String(), "Crawler put back as it was (spec.crawler.enabled: true)") {
 				t.Fatalf("%q: exit %d", args, code)
 			}
+			if nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != true || d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation] != "" {
+				t.Fatalf("%q: the crawler is not put back", args)
+			}
+			d.converge("m")
+		}
+
+		// A record it cannot check is refused, nothing applied; the
+		// printed command removes it.
+		mon := d.monocle("m")
+		mon.SetAnnotations(map[string]string{restorerecord.JanitorAnnotation: `{"monocleUID":"x"}`})
+		if err := k8sClient.Update(ctx, mon); err != nil {
+			t.Fatal(err)
+		}
+		rv := d.monocle("m").GetResourceVersion()
+		code, out, errOut = runPlugin(t, bin, editor, commands[1]...)
+		if code != 2 || !strings.Contains(errOut, "nothing of it is applied") || d.monocle("m").GetResourceVersion() != rv {
+			t.Fatalf("%q on a forged record: exit %d\n%s%s", commands[1], code, out, errOut)
+		}
+		remove := between(t, errOut, "Remove it, ", ", and set")
+		if u := startShell(t, editor, bin, remove); u.exit(t) != 0 || d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation] != "" {
+			t.Fatalf("%s did not remove the record", remove)
 		}
 	})
 
@@ -354,8 +399,8 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		before := routineSpec(t, d)
 		rv := d.monocle("m").GetResourceVersion()
 		restore := documented(t, "snapshots.md", "restore", ns)
-		if len(restore) != 2 || !slices.Equal(restore[0], []string{"restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run"}) ||
-			!slices.Equal(restore[1], restore[0][:6]) {
+		if len(restore) != 3 || !slices.Equal(restore[0], []string{"restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run"}) ||
+			!slices.Equal(restore[1], restore[0][:6]) || !slices.Equal(restore[2][:5], []string{"restore", "m", "-n", ns, "--undo"}) {
 			t.Fatalf("docs/snapshots.md prints %q", restore)
 		}
 		code, out, errOut := runPlugin(t, bin, editor, restore[0]...)
@@ -487,6 +532,9 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		}
 		if d.monocle("m").GetResourceVersion() != rv || len(jobsOf(t, ns, "m-restore-")) > 0 {
 			t.Fatal("a refused record changed the Monocle, or made a Job")
+		}
+		if explicit != "kubectl monocle "+strings.Join(restore[2], " ") {
+			t.Errorf("printed %q, docs/snapshots.md %q", explicit, restore[2])
 		}
 		if u := startShell(t, editor, bin, explicit); u.exit(t) != 0 {
 			t.Fatalf("%s failed", explicit)

@@ -79,8 +79,8 @@ Monocle (its UID), for the repository the Monocle's snapshots use, its Job the o
 UID). Any other is refused and nothing is applied: put the Monocle back with --undo and the values
 you had (--api-replicas, --crawler-enabled, --snapshots-suspend, all three), then restore afresh.
 
-Needs get and patch on monocles, get on cronjobs, configmaps and secrets, list on pods,
-create, get and delete on jobs, get on pods/log (the namespace's edit role).
+Needs get and patch on monocles, get on deployments, cronjobs, configmaps and secrets, list on
+pods, create, get and delete on jobs, get on pods/log (the namespace's edit role).
 
 Exit codes: 0 restored (or --dry-run, --undo done); 1 the restore failed; 2 a usage error, a
 refusal, or the cluster could not be read.`,
@@ -225,7 +225,7 @@ func (r *restorer) run(ctx context.Context) error {
 		}
 		r.step = "waiting for the writers' pods to end"
 		r.say("2/5 Waiting until no pod of %s runs.", strings.Join(stoppedComponents, ", "))
-		if err := r.waitStopped(ctx); err != nil {
+		if err := waitStopped(ctx, r.c, r.ns, r.name, stoppedComponents, r.o.stopTimeout); err != nil {
 			return r.interrupted(err)
 		}
 		r.step = "restoring"
@@ -562,13 +562,15 @@ func (r *restorer) patch(ctx context.Context, patch []byte) error {
 	return nil
 }
 
-// waitStopped waits until the hook has answered the stopped spec and no
-// pod of stoppedComponents runs.
-func (r *restorer) waitStopped(ctx context.Context) error {
-	n := instance.For(r.name)
+// waitStopped waits, at most timeout, until the hook has answered the
+// Monocle's spec as it is now and no pod of components runs: the API's and
+// the crawler's Deployments (when among them) at 0, the snapshot CronJob
+// (when among them) suspended with no run active.
+func waitStopped(ctx context.Context, c *clients, ns, name string, components []string, timeout time.Duration) error {
+	n := instance.For(name)
 	left := ""
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, r.o.stopTimeout, true, func(ctx context.Context) (bool, error) {
-		m, err := readMonocle(ctx, r.c, r.ns, r.name)
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		m, err := readMonocle(ctx, c, ns, name)
 		if err != nil {
 			return false, err
 		}
@@ -576,26 +578,32 @@ func (r *restorer) waitStopped(ctx context.Context) error {
 			left = "the hook's answer to the patched spec"
 			return false, nil
 		}
-		for _, name := range []string{n.API, n.Crawler} {
-			d, err := get[appsv1.Deployment](ctx, r.c, deploymentGVR, r.ns, name)
+		for _, w := range [][2]string{{"api", n.API}, {"crawler", n.Crawler}} {
+			component, deployment := w[0], w[1]
+			if !slices.Contains(components, component) {
+				continue
+			}
+			d, err := get[appsv1.Deployment](ctx, c, deploymentGVR, ns, deployment)
 			if err != nil {
 				return false, err
 			}
 			if d != nil && (d.Spec.Replicas == nil || *d.Spec.Replicas != 0 || d.Status.Replicas != 0) {
-				left = "Deployment " + name + " scaled to 0"
+				left = "Deployment " + deployment + " scaled to 0"
 				return false, nil
 			}
 		}
-		cj, err := get[batchv1.CronJob](ctx, r.c, cronJobGVR, r.ns, n.Snapshots)
-		if err != nil {
-			return false, err
+		if slices.Contains(components, "snapshots") {
+			cj, err := get[batchv1.CronJob](ctx, c, cronJobGVR, ns, n.Snapshots)
+			if err != nil {
+				return false, err
+			}
+			if cj != nil && (cj.Spec.Suspend == nil || !*cj.Spec.Suspend || len(cj.Status.Active) > 0) {
+				left = "CronJob " + n.Snapshots + " suspended, with no run active"
+				return false, nil
+			}
 		}
-		if cj != nil && (cj.Spec.Suspend == nil || !*cj.Spec.Suspend || len(cj.Status.Active) > 0) {
-			left = "CronJob " + n.Snapshots + " suspended, with no run active"
-			return false, nil
-		}
-		list, err := r.c.dyn.Resource(podGVR).Namespace(r.ns).List(ctx, listOptions(
-			"app.kubernetes.io/instance="+r.name+",app.kubernetes.io/component in ("+strings.Join(stoppedComponents, ",")+")"))
+		list, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(
+			"app.kubernetes.io/instance="+name+",app.kubernetes.io/component in ("+strings.Join(components, ",")+")"))
 		if err != nil {
 			return false, err
 		}
@@ -610,7 +618,7 @@ func (r *restorer) waitStopped(ctx context.Context) error {
 		return true, nil
 	})
 	if wait.Interrupted(err) && ctx.Err() == nil {
-		err = fmt.Errorf("still waiting for %s after %s", left, r.o.stopTimeout)
+		err = fmt.Errorf("still waiting for %s after %s", left, timeout)
 	}
 	return err
 }

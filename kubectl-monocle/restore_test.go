@@ -33,11 +33,11 @@ const (
 )
 
 // restoreMonocle is a Monocle that takes snapshots, runs a config with a
-// workspace, and carries annotation as its restore record ("" none).
-func restoreMonocle(annotation string) string {
+// workspace and a crawler, and carries the annotation key: value ("" none).
+func restoreMonocle(key, value string) string {
 	annotations := ""
-	if annotation != "" {
-		annotations = "\n  annotations:\n    " + restoreAnnotation + ": '" + strings.ReplaceAll(annotation, "'", "''") + "'"
+	if value != "" {
+		annotations = "\n  annotations:\n    " + key + ": '" + strings.ReplaceAll(value, "'", "''") + "'"
 	}
 	return `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
 kind: Monocle
@@ -50,7 +50,10 @@ spec:
   config: |
     workspaces:
       - name: demo
-        crawlers: []
+        crawlers:
+          - name: zuul
+            update_since: "2024-01-01"
+            provider: {gerrit_url: https://review.opendev.org, gerrit_repositories: [zuul/zuul]}
   api: {replicas: 0}
   crawler: {enabled: false}
   elasticsearch:
@@ -71,11 +74,18 @@ func goodRecord(step restorerecord.Step) restorerecord.Record {
 	return r
 }
 
-// restoreCluster is a fake API with restoreMonocle(annotation), the
-// config ConfigMap its API mounts (as the hook answers it), and objs.
+// restoreCluster is a fake API with restoreMonocle carrying annotation as
+// its restore record, the config ConfigMap its API mounts (as the hook
+// answers it), and objs.
 func restoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	t.Helper()
-	dyn := fakeCluster(t, restoreMonocle(""))
+	return clusterWith(t, restoreAnnotation, annotation, objs...)
+}
+
+// clusterWith is restoreCluster with the annotation key: value.
+func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	dyn := fakeCluster(t, restoreMonocle("", ""))
 	c := &clients{dyn: dyn}
 	m, err := readMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
@@ -88,7 +98,7 @@ func restoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dy
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: api.Spec.Template.Spec.Volumes[0].ConfigMap.Name, Namespace: "ns"},
 		Data:       map[string]string{instance.ConfigFile: m.Spec.Config}}
-	dyn = fakeCluster(t, restoreMonocle(annotation))
+	dyn = fakeCluster(t, restoreMonocle(key, value))
 	// As the API server gives it: an integer is an int64, not YAML's float64.
 	u, err := dyn.Resource(monocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 )
 
 const snapshotsMonocle = `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
@@ -179,7 +180,8 @@ func TestRestorePatches(t *testing.T) {
 // Every command the plugin prints is one of command.Forms, each value
 // quoted.
 func TestPrintedCommandsAreForms(t *testing.T) {
-	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), undoCommand("ns", "m"), explicitUndoCommand("ns", "m"), logsCommand("ns", "m-janitor-0123456789")} {
+	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), undoCommand("ns", "m"), explicitUndoCommand("ns", "m"), logsCommand("ns", "m-janitor-0123456789"),
+		(&janitor{ns: "ns", o: janitorjob.Options{Monocle: "m"}}).refuseRecord("x").Error()} {
 		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
 			t.Errorf("%s is not one of command.Forms", line)
 		}

@@ -54,6 +54,7 @@ var Forms = []Form{
 	{By: "kubectl monocle restore, a record it cannot check (kubectl-monocle/restore.go): undo with explicit values, the defaults shown",
 		Text: "kubectl monocle restore NAME -n NAMESPACE --undo --api-replicas 1 --crawler-enabled=true --snapshots-suspend=false"},
 	{By: "kubectl monocle restore, update-idents failed (kubectl-monocle/restore.go)", Text: "kubectl monocle janitor NAME update-idents -n NAMESPACE"},
+	{By: "kubectl monocle janitor, a record it cannot check (kubectl-monocle/janitor.go)", Text: "kubectl -n NAMESPACE annotate monocle NAME monocle.monocle.change-metrics.io/janitor-"},
 }
 
 // Namespace reports whether ns may be printed as a namespace: a DNS label,

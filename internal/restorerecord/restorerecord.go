@@ -3,7 +3,9 @@
 // it is at, and the spec's values it changed as they were, so that an
 // interrupted restore is resumed or undone with what the user had. The
 // plugin writes it; the plugin (to resume or undo) and the hook (to say the
-// Monocle is not ready while it restores) read it.
+// Monocle is not ready while it restores) read it. The record a janitor
+// command keeps while it has stopped the crawler (Janitor) is read the same
+// strict way.
 //
 // Anyone who may edit the Monocle may write the annotation, so a record is
 // taken only in the exact form this package writes: Decode refuses any
@@ -114,24 +116,33 @@ var uid = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[
 // written. Its errors quote no value of raw unescaped: %q at most.
 func Decode(raw string) (Record, error) {
 	var r Record
-	if len(raw) > MaxLength {
-		return r, fmt.Errorf("%d bytes, more than a record's %d", len(raw), MaxLength)
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Record{}, fmt.Errorf("not a record: %w", err)
-	}
-	// encoding/json matches keys case-insensitively, keeps the last of two
-	// keys and stops at the object's end: the written form, compared byte
-	// for byte, refuses all of these at once.
-	if r.Encode() != raw {
-		return Record{}, errors.New("not in the form kubectl monocle writes (its keys, their case and order, nothing else)")
+	if err := decode(raw, &r); err != nil {
+		return Record{}, err
 	}
 	if err := r.check(); err != nil {
 		return Record{}, err
 	}
 	return r, nil
+}
+
+// decode reads raw into v, refused unless raw is, byte for byte, what v's
+// Encode writes.
+func decode[T interface{ Encode() string }](raw string, v *T) error {
+	if len(raw) > MaxLength {
+		return fmt.Errorf("%d bytes, more than a record's %d", len(raw), MaxLength)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not a record: %w", err)
+	}
+	// encoding/json matches keys case-insensitively, keeps the last of two
+	// keys and stops at the object's end: the written form, compared byte
+	// for byte, refuses all of these at once.
+	if (*v).Encode() != raw {
+		return errors.New("not in the form kubectl monocle writes (its keys, their case and order, nothing else)")
+	}
+	return nil
 }
 
 // check holds the values to what the writer writes.

@@ -196,7 +196,7 @@ func (j *janitor) run(ctx context.Context) error {
 		case resuming && rec.JobUID != "":
 			j.say("Resuming: Job %s, created before with the crawler stopped, is followed to its end", job.Name)
 		case !ended && stops && !resuming:
-			return fmt.Errorf("Job %s already runs this command, with the crawler running: wait for it to end (%s), then run the command again", job.Name, logsCommand(ns, job.Name))
+			return fmt.Errorf("the Job %s already runs this command, with the crawler running: wait for it to end (%s), then run the command again", job.Name, logsCommand(ns, job.Name))
 		case !ended:
 			j.say("Job %s already runs this command: following it", job.Name)
 		default:

@@ -306,7 +306,7 @@ func (r *restorer) read(ctx context.Context) (*unstructured.Unstructured, *v1alp
 // gives the image that answer runs them with.
 func (r *restorer) ownRepository(ctx context.Context, m *v1alpha1.Monocle) (string, error) {
 	if m.Spec.Elasticsearch.Snapshots == nil {
-		return "", fmt.Errorf("Monocle %s takes no snapshots (spec.elasticsearch.snapshots is not set): a restore reads its snapshot repository, whose volume is mounted only while it is set", r.name)
+		return "", fmt.Errorf("no snapshots: Monocle %s takes none (spec.elasticsearch.snapshots is not set): a restore reads its snapshot repository, whose volume is mounted only while it is set", r.name)
 	}
 	cj, err := answeredCronJob(ctx, r.c, m, r.o.hookImage)
 	if err != nil {

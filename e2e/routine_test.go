@@ -376,6 +376,34 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			d.converge("m")
 		}
 
+		// Interrupted while it waits for the crawler (no sync answers), the
+		// crawler stays stopped; the same command resumes and puts it back.
+		b := startPlugin(t, bin, editor, commands[1]...)
+		b.until(t, "Waiting until no crawler pod runs.")
+		if err := b.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		if code := b.exit(t); code != 2 || !strings.Contains(b.out.String(), "The crawler stays stopped") ||
+			nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != false {
+			t.Fatalf("interrupted: exit %d", code)
+		}
+		b = startPlugin(t, bin, editor, commands[1]...)
+		b.until(t, "Resuming monocle janitor wipe-crawler-data")
+		job := oneJob(t, ns, "m-janitor-", func() {
+			d.sync("m")
+			for _, j := range jobsOf(t, ns, "m-janitor-") {
+				if jobEnded(j) {
+					deleteEnded(t, j)
+				}
+			}
+		})
+		endJob(t, ns, job.Name, true)
+		if code := b.exit(t); code != 0 || nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != true ||
+			d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation] != "" {
+			t.Fatalf("resumed: exit %d, the crawler not put back", code)
+		}
+		d.converge("m")
+
 		// A record it cannot check is refused, nothing applied; the
 		// printed command removes it.
 		mon := d.monocle("m")
@@ -545,6 +573,14 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			t.Fatalf("after %s: %v, want %v", explicit, after, want)
 		}
 	})
+}
+
+// deleteEnded deletes an ended Job of an earlier run.
+func deleteEnded(t *testing.T, j batchv1.Job) {
+	t.Helper()
+	if err := k8sClient.Delete(context.Background(), &j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
 }
 
 // record waits, at most a minute, for the restore's record on the Monocle

@@ -347,7 +347,7 @@ func (j *janitor) interrupted(err error) error {
 	if errors.Is(err, context.Canceled) {
 		err = errInterrupted
 	}
-	return fmt.Errorf("%w. The crawler stays stopped (annotation %s): run this same command again to resume it; it follows the Job and puts the crawler back", err, janitorAnnotation)
+	return fmt.Errorf("monocle janitor %s stopped: %w. The crawler stays stopped (annotation %s): run this same command again to resume it; it follows the Job and puts the crawler back", j.o.Command, err, janitorAnnotation)
 }
 
 // enabledString is a recorded spec.crawler.enabled as JSON.

@@ -5,12 +5,18 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
@@ -83,5 +89,49 @@ func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 				t.Errorf("refused, yet wrote %v", w)
 			}
 		})
+	}
+}
+
+// The janitor's Job (and a restore's update-idents) is built from the
+// API's Deployment as the hook answers it for the spec: a Deployment a
+// namespace editor planted under its name lends the Job nothing.
+func TestJanitorJobIsTheHooks(t *testing.T) {
+	c := &clients{dyn: restoreCluster(t, "")}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted, err := answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted = planted.DeepCopy()
+	planted.Namespace = "ns"
+	spec := &planted.Spec.Template.Spec
+	spec.HostPID, spec.ServiceAccountName = true, "admin"
+	spec.Containers[0].Image = "evil"
+	spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+	spec.Volumes[0].ConfigMap = nil
+	spec.Volumes[0].HostPath = &corev1.HostPathVolumeSource{Path: "/"}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(planted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.dyn.Resource(deploymentGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("the planted Deployment changed the Job:\n%+v\nwant\n%+v", got.Spec.Template.Spec, want.Spec.Template.Spec)
+	}
+	if s := got.Spec.Template.Spec; s.HostPID || s.ServiceAccountName != "" || s.Containers[0].Image == "evil" || s.Volumes[0].HostPath != nil {
+		t.Errorf("the Job carries the planted pod spec: %+v", s)
 	}
 }

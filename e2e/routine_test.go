@@ -12,12 +12,16 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 )
 
 // jobEnded says whether a Job ended, as the Job controller marks it.
@@ -327,23 +331,94 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 				t.Error("the second run did not replace the first's Job")
 			}
 		}
-		// The page's other commands, each its own Job.
+		// The page's other commands, each its own Job, run with the
+		// crawler stopped (Monocle 1.11.2 README.md:621-629 stops it around
+		// wipe-crawler-data; src/Macroscope/Worker.hs:212-213 commits the
+		// crawler's own date over set-crawler-commit-date's): recorded on
+		// the Monocle, the Job's UID in the record, put back at the end.
 		for _, args := range commands[1:] {
 			b := startPlugin(t, bin, editor, args...)
-			b.until(t, "waiting for it to end")
+			b.until(t, "Stopping the crawler first (spec.crawler.enabled: false")
 			var job batchv1.Job
-			for _, j := range jobsOf(t, ns, "m-janitor-") {
-				if !jobEnded(j) {
-					job = j
+			for deadline := time.Now().Add(time.Minute); job.Name == ""; time.Sleep(200 * time.Millisecond) {
+				d.sync("m")
+				for _, j := range jobsOf(t, ns, "m-janitor-") {
+					if !jobEnded(j) {
+						job = j
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: no Job after a minute:\n%s", args, b.out.String())
 				}
 			}
 			if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command[:3], " "); got != "monocle janitor "+args[2] {
 				t.Fatalf("%q: the Job runs %q", args, got)
 			}
+			if err := k8sClient.Get(ctx, clientKey(ns, "m-crawler"), &appsv1.Deployment{}); nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != false || !apierrors.IsNotFound(err) {
+				t.Errorf("%q: the Job runs while the crawler is not stopped", args)
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+				rec, err := restorerecord.DecodeJanitor(d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation])
+				if err == nil && rec.JobUID == string(job.UID) && rec.Job == job.Name && rec.MonocleUID == string(m.GetUID()) && rec.CrawlerEnabled != nil && *rec.CrawlerEnabled {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: the record does not name Job %s: %v", args, job.UID, err)
+				}
+			}
 			endJob(t, ns, job.Name, true)
-			if code := b.exit(t); code != 0 {
+			if code := b.exit(t); code != 0 || !strings.Contains(b.out.String(), "Crawler put back as it was (spec.crawler.enabled: true)") {
 				t.Fatalf("%q: exit %d", args, code)
 			}
+			if nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != true || d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation] != "" {
+				t.Fatalf("%q: the crawler is not put back", args)
+			}
+			d.converge("m")
+		}
+
+		// Interrupted while it waits for the crawler (no sync answers), the
+		// crawler stays stopped; the same command resumes and puts it back.
+		b := startPlugin(t, bin, editor, commands[1]...)
+		b.until(t, "Waiting until no crawler pod runs.")
+		if err := b.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		if code := b.exit(t); code != 2 || !strings.Contains(b.out.String(), "The crawler stays stopped") ||
+			nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != false {
+			t.Fatalf("interrupted: exit %d", code)
+		}
+		b = startPlugin(t, bin, editor, commands[1]...)
+		b.until(t, "Resuming monocle janitor wipe-crawler-data")
+		job := oneJob(t, ns, "m-janitor-", func() {
+			d.sync("m")
+			for _, j := range jobsOf(t, ns, "m-janitor-") {
+				if jobEnded(j) {
+					deleteEnded(t, j)
+				}
+			}
+		})
+		endJob(t, ns, job.Name, true)
+		if code := b.exit(t); code != 0 || nestedOr(d.monocle("m").Object, "spec", "crawler", "enabled") != true ||
+			d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation] != "" {
+			t.Fatalf("resumed: exit %d, the crawler not put back", code)
+		}
+		d.converge("m")
+
+		// A record it cannot check is refused, nothing applied; the
+		// printed command removes it.
+		mon := d.monocle("m")
+		mon.SetAnnotations(map[string]string{restorerecord.JanitorAnnotation: `{"monocleUID":"x"}`})
+		if err := k8sClient.Update(ctx, mon); err != nil {
+			t.Fatal(err)
+		}
+		rv := d.monocle("m").GetResourceVersion()
+		code, out, errOut = runPlugin(t, bin, editor, commands[1]...)
+		if code != 2 || !strings.Contains(errOut, "nothing of it is applied") || d.monocle("m").GetResourceVersion() != rv {
+			t.Fatalf("%q on a forged record: exit %d\n%s%s", commands[1], code, out, errOut)
+		}
+		remove := between(t, errOut, "Remove it, ", ", and set")
+		if u := startShell(t, editor, bin, remove); u.exit(t) != 0 || d.monocle("m").GetAnnotations()[restorerecord.JanitorAnnotation] != "" {
+			t.Fatalf("%s did not remove the record", remove)
 		}
 	})
 
@@ -352,8 +427,8 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		before := routineSpec(t, d)
 		rv := d.monocle("m").GetResourceVersion()
 		restore := documented(t, "snapshots.md", "restore", ns)
-		if len(restore) != 2 || !slices.Equal(restore[0], []string{"restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run"}) ||
-			!slices.Equal(restore[1], restore[0][:6]) {
+		if len(restore) != 3 || !slices.Equal(restore[0], []string{"restore", "m", "-n", ns, "--snapshot", snapshot, "--dry-run"}) ||
+			!slices.Equal(restore[1], restore[0][:6]) || !slices.Equal(restore[2][:5], []string{"restore", "m", "-n", ns, "--undo"}) {
 			t.Fatalf("docs/snapshots.md prints %q", restore)
 		}
 		code, out, errOut := runPlugin(t, bin, editor, restore[0]...)
@@ -366,27 +441,46 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 			t.Fatal("restore --dry-run changed the Monocle, or made a Job")
 		}
 
-		// restore up to the Job, then the Monocle put back as it was
-		// once the Job completes, and again once it fails.
+		// restore up to the Job, then update-idents, then the Monocle
+		// put back as it was once they complete; and once the restore
+		// fails. The record names this Monocle and the Job at each step.
 		for _, succeed := range []bool{true, false} {
 			b := startPlugin(t, bin, editor, restore[1]...)
-			b.until(t, "2/4 Waiting until no pod")
+			b.until(t, "2/5 Waiting until no pod")
 			stopped := routineSpec(t, d)
 			if !jsonEqual(stopped["api"], map[string]any{"replicas": int64(0)}) || !jsonEqual(stopped["crawler"], map[string]any{"enabled": false}) ||
 				nestedOr(d.monocle("m").Object, "spec", "elasticsearch", "snapshots", "suspend") != true {
 				t.Fatalf("while restoring: %v", stopped)
 			}
+			if rec := record(t, d, restorerecord.Stopping, ""); rec.MonocleUID != string(m.GetUID()) || rec.Repository != "monocle" || rec.Snapshot != snapshot {
+				t.Errorf("the record while stopping: %s", rec.Encode())
+			}
 			job := oneJob(t, ns, "m-restore-", func() { d.sync("m") })
 			if cj := (&batchv1.CronJob{}); k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj) != nil || !*cj.Spec.Suspend {
 				t.Error("the restore Job was created before the snapshots were suspended")
 			}
+			record(t, d, restorerecord.Restoring, string(job.UID))
 			endJob(t, ns, job.Name, succeed)
+			if succeed {
+				// Then update-idents, for a snapshot holds the authors as
+				// they were crawled (Monocle 1.11.2 src/Lentille.hs:151-161;
+				// src/Monocle/Backend/Janitor.hs:29-55 rewrites them).
+				idents := updateIdentsJob(t, ns)
+				record(t, d, restorerecord.UpdatingIdents, string(idents.UID))
+				if len(jobsOf(t, ns, "m-restore-")) > 0 {
+					t.Error("the restore Job is kept once it succeeded")
+				}
+				endJob(t, ns, idents.Name, true)
+			}
 			code := b.exit(t)
 			if after := routineSpec(t, d); !jsonEqual(after, before) || d.monocle("m").GetAnnotations()["monocle.monocle.change-metrics.io/restore"] != "" {
 				t.Fatalf("after the restore: %v, want %v as before, and no annotation", after, before)
 			}
 			if kept := len(jobsOf(t, ns, "m-restore-")) == 1; succeed && (code != 0 || kept) || !succeed && (code != 1 || !kept) {
 				t.Fatalf("restore (Job succeeded %t): exit %d, its Job kept %t", succeed, code, kept)
+			}
+			if succeed && !strings.Contains(b.out.String(), "4/5 Updating the idents: Job ") {
+				t.Error("the restore did not say it updates the idents")
 			}
 			d.converge("m")
 		}
@@ -396,7 +490,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		var resume, undo string
 		for _, step := range []string{"resume", "undo"} {
 			b := startPlugin(t, bin, editor, "restore", "m", "-n", ns, "--snapshot", snapshot, "--stop-timeout", "2m")
-			b.until(t, "2/4 Waiting until no pod")
+			b.until(t, "2/5 Waiting until no pod")
 			if err := b.cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
@@ -425,6 +519,7 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 				t.Errorf("--undo while the Job runs: exit %d\n%s%s", code, out, errOut)
 			}
 			endJob(t, ns, job.Name, true)
+			endJob(t, ns, updateIdentsJob(t, ns).Name, true)
 			if code := r.exit(t); code != 0 || !strings.Contains(r.out.String(), "Resuming the restore of snapshot "+snapshot) {
 				t.Fatalf("%s: exit %d", resume, code)
 			}
@@ -443,7 +538,82 @@ func TestRoutineTasksAsAnEditor(t *testing.T) {
 		if after := routineSpec(t, d); !jsonEqual(after, before) || d.monocle("m").GetAnnotations()["monocle.monocle.change-metrics.io/restore"] != "" {
 			t.Fatalf("after %s: %v, want %v", undo, after, before)
 		}
+
+		// A record it cannot check (another repository, as a namespace
+		// editor may write it) is refused, and nothing is applied; the
+		// printed --undo with explicit values puts back what it says.
+		forged := restorerecord.Record{MonocleUID: string(m.GetUID()), Snapshot: snapshot, Repository: "other", Location: "/usr/share/elasticsearch/snapshots/other",
+			Step: restorerecord.Stopping, Before: &restorerecord.Before{}}
+		mon := d.monocle("m")
+		mon.SetAnnotations(map[string]string{restorerecord.Annotation: forged.Encode()})
+		if err := k8sClient.Update(ctx, mon); err != nil {
+			t.Fatal(err)
+		}
+		rv = d.monocle("m").GetResourceVersion()
+		var explicit string
+		for _, args := range [][]string{restore[1], {"restore", "m", "-n", ns, "--undo"}} {
+			code, out, errOut := runPlugin(t, bin, editor, args...)
+			if code != 2 || !strings.Contains(errOut, `it names repository "other"`) || !strings.Contains(errOut, "nothing of it is applied") {
+				t.Fatalf("%q on a forged record: exit %d\n%s%s", args, code, out, errOut)
+			}
+			explicit = between(t, errOut, "before the restore: ", " (those are the defaults")
+		}
+		if d.monocle("m").GetResourceVersion() != rv || len(jobsOf(t, ns, "m-restore-")) > 0 {
+			t.Fatal("a refused record changed the Monocle, or made a Job")
+		}
+		if explicit != "kubectl monocle "+strings.Join(restore[2], " ") {
+			t.Errorf("printed %q, docs/snapshots.md %q", explicit, restore[2])
+		}
+		if u := startShell(t, editor, bin, explicit); u.exit(t) != 0 {
+			t.Fatalf("%s failed", explicit)
+		}
+		want := map[string]any{"api": map[string]any{"replicas": int64(1)}, "crawler": map[string]any{"enabled": true},
+			"snapshots": map[string]any{"schedule": "0 3 * * *", "keep": int64(7), "suspend": false}}
+		if after := routineSpec(t, d); !jsonEqual(after, want) || d.monocle("m").GetAnnotations()[restorerecord.Annotation] != "" {
+			t.Fatalf("after %s: %v, want %v", explicit, after, want)
+		}
 	})
+}
+
+// deleteEnded deletes an ended Job of an earlier run.
+func deleteEnded(t *testing.T, j batchv1.Job) {
+	t.Helper()
+	if err := k8sClient.Delete(context.Background(), &j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+// record waits, at most a minute, for the restore's record on the Monocle
+// m to be at step, naming the Job of UID jobUID, and gives it: read as the
+// hook reads it.
+func record(t *testing.T, d *driver, step restorerecord.Step, jobUID string) restorerecord.Record {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		raw := d.monocle("m").GetAnnotations()[restorerecord.Annotation]
+		rec, err := restorerecord.Decode(raw)
+		if err == nil && rec.Step == step && rec.JobUID == jobUID {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute, the record is not at step %s with Job UID %q: %q (%v)", step, jobUID, raw, err)
+		}
+	}
+}
+
+// updateIdentsJob waits for the update-idents Job a restore creates (the
+// janitor's, running) and gives it.
+func updateIdentsJob(t *testing.T, ns string) batchv1.Job {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		for _, j := range jobsOf(t, ns, "m-janitor-") {
+			if c := j.Spec.Template.Spec.Containers[0]; !jobEnded(j) && strings.Join(c.Command[:3], " ") == "monocle janitor update-idents" {
+				return j
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after a minute, no update-idents Job runs")
+		}
+	}
 }
 
 // documented are the kubectl monocle commands of a docs page's code

@@ -30,6 +30,9 @@ func TestReadyWhileRestoring(t *testing.T) {
 	record := func(step restorerecord.Step) string {
 		r := restorerecord.Record{MonocleUID: string(plain.Parent.Metadata.UID), Snapshot: "monocle-20261130-030000", Repository: "monocle",
 			Location: "/usr/share/elasticsearch/snapshots", Step: step, Before: &restorerecord.Before{}}
+		if step != restorerecord.Stopping {
+			r.JobUID = "5f1c9a2e-7b3d-4e8a-a6c0-2d9b8e7f1a34"
+		}
 		return r.Encode()
 	}
 	with := func(value string) []byte {
@@ -42,7 +45,8 @@ func TestReadyWhileRestoring(t *testing.T) {
 		a := decodeAnswer(t, body)
 		ready := a.Status.Condition(condition.ConditionReady)
 		if ready.Status != metav1.ConditionFalse || ready.Reason != condition.ReasonRestoring ||
-			!strings.Contains(ready.Message, `a restore of snapshot "monocle-20261130-030000" of repository "monocle" is under way, at step `+string(step)+": ") {
+			!strings.Contains(ready.Message, `a restore of snapshot "monocle-20261130-030000" of repository "monocle" is under way, at step `+string(step)+": ") ||
+			restoreSteps[step] == "" || !strings.Contains(ready.Message, restoreSteps[step]) {
 			t.Errorf("%s: Ready %+v", step, ready)
 		}
 		if !bytes.Equal(childrenOf(t, body), childrenOf(t, before)) {

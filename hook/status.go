@@ -199,9 +199,10 @@ func restoring(parent *wire.Parent, ready metav1.Condition) metav1.Condition {
 
 // restoreSteps say what each step of a restore does to the Monocle.
 var restoreSteps = map[restorerecord.Step]string{
-	restorerecord.Stopping:    "the API and the crawler are being stopped",
-	restorerecord.Restoring:   "the restore Job runs, the API and the crawler are stopped",
-	restorerecord.PuttingBack: "the restore has ended, the spec's values are being put back",
+	restorerecord.Stopping:       "the API and the crawler are being stopped",
+	restorerecord.Restoring:      "the restore Job runs, the API and the crawler are stopped",
+	restorerecord.UpdatingIdents: "the snapshot is restored, update-idents re-attributes its changes to the config's idents, the API and the crawler are stopped",
+	restorerecord.PuttingBack:    "the restore has ended, the spec's values are being put back",
 }
 
 // specAppliedCondition names every spec field not in effect, or notes what

@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,9 +21,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
-	"github.com/change-metrics/monocle-hook/hook"
-	"github.com/change-metrics/monocle-hook/hook/condition"
-	"github.com/change-metrics/monocle-hook/hook/wire"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -169,67 +164,10 @@ func ours(existing, want *batchv1.Job) error {
 }
 
 // answeredCronJob is the CronJob N-snapshots as the hook answers it for
-// the Monocle m now (hook.Sync on its spec, the ConfigMaps and Secrets it
-// reads, its generated Secrets and ConfigMap), never the observed one,
-// whose every field a namespace editor can write. Refused when the hook
-// would not apply m's spec in full: its answer then repeats the children
-// as last applied, and that copy is the tenant's too.
+// the Monocle m now (answered), never the observed one, whose every field
+// a namespace editor can write.
 func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*batchv1.CronJob, error) {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	cmNames, secretNames, err := hook.References(raw)
-	if err != nil {
-		return nil, err
-	}
-	ns, n := m.Namespace, instance.For(m.Name)
-	req := &wire.SyncRequest{
-		Parent:   &wire.Parent{},
-		Children: wire.Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}},
-		Related:  wire.Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}},
-	}
-	if err := json.Unmarshal(raw, req.Parent); err != nil {
-		return nil, err
-	}
-	for _, name := range cmNames {
-		cm := new(corev1.ConfigMap)
-		if ok, err := getInto(ctx, c, cmGVR.Resource, ns, name, cm); err != nil {
-			return nil, err
-		} else if ok {
-			req.Related.ConfigMaps[ns+"/"+name] = cm
-			if name == n.API {
-				req.Children.ConfigMaps[name] = cm
-			}
-		}
-	}
-	for _, name := range secretNames {
-		sec := new(corev1.Secret)
-		if ok, err := getInto(ctx, c, secretGVR.Resource, ns, name, sec); err != nil {
-			return nil, err
-		} else if ok {
-			req.Related.Secrets[ns+"/"+name] = sec
-			if name == n.API || name == n.Elastic {
-				req.Children.Secrets[name] = sec
-			}
-		}
-	}
-	resp, err := hook.Sync(req, hook.Env{Now: time.Now, Rand: rand.Reader, Context: ctx, Image: hookImage})
-	if err != nil {
-		return nil, err
-	}
-	for _, cond := range resp.Status.Conditions {
-		if cond.Type == condition.ConditionSpecApplied && cond.Status != metav1.ConditionTrue {
-			return nil, fmt.Errorf("the hook does not apply Monocle %s's spec in full (%s: %s): no Job is built from what it holds as last applied; %s says what to change",
-				m.Name, cond.Reason, printable.Escape(cond.Message), command.Line("kubectl", "monocle", "-n", ns, "check", m.Name))
-		}
-	}
-	for _, child := range resp.Children {
-		if cj, ok := child.(*batchv1.CronJob); ok && cj.Name == n.Snapshots {
-			return cj, nil
-		}
-	}
-	return nil, fmt.Errorf("the hook answers no CronJob %s for Monocle %s", n.Snapshots, m.Name)
+	return answered[*batchv1.CronJob](ctx, c, m, hookImage, instance.For(m.Name).Snapshots)
 }
 
 // drift names the fields of the observed CronJob's pod template that are

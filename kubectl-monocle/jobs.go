@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/internal/command"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
@@ -282,3 +291,71 @@ func printLog(ctx context.Context, c *clients, out io.Writer, ns, job string, po
 
 // errInterrupted is a wait that ended on Ctrl-C or SIGTERM.
 var errInterrupted = errors.New("interrupted")
+
+// answered is the child name of type T as the hook answers it for the
+// Monocle m now (hook.Sync on its spec, the ConfigMaps and Secrets it
+// reads, its generated Secrets and ConfigMap), never the observed one,
+// whose every field a namespace editor can write: what the plugin builds
+// its Jobs from. Refused when the hook would not apply m's spec in full:
+// its answer then repeats the children as last applied, and that copy is
+// the tenant's too.
+func answered[T interface {
+	*batchv1.CronJob | *appsv1.Deployment
+	GetName() string
+}](ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage, name string) (T, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	cmNames, secretNames, err := hook.References(raw)
+	if err != nil {
+		return nil, err
+	}
+	ns, n := m.Namespace, instance.For(m.Name)
+	req := &wire.SyncRequest{
+		Parent:   &wire.Parent{},
+		Children: wire.Children{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}},
+		Related:  wire.Related{ConfigMaps: map[string]*corev1.ConfigMap{}, Secrets: map[string]*corev1.Secret{}},
+	}
+	if err := json.Unmarshal(raw, req.Parent); err != nil {
+		return nil, err
+	}
+	for _, name := range cmNames {
+		cm := new(corev1.ConfigMap)
+		if ok, err := getInto(ctx, c, cmGVR.Resource, ns, name, cm); err != nil {
+			return nil, err
+		} else if ok {
+			req.Related.ConfigMaps[ns+"/"+name] = cm
+			if name == n.API {
+				req.Children.ConfigMaps[name] = cm
+			}
+		}
+	}
+	for _, name := range secretNames {
+		sec := new(corev1.Secret)
+		if ok, err := getInto(ctx, c, secretGVR.Resource, ns, name, sec); err != nil {
+			return nil, err
+		} else if ok {
+			req.Related.Secrets[ns+"/"+name] = sec
+			if name == n.API || name == n.Elastic {
+				req.Children.Secrets[name] = sec
+			}
+		}
+	}
+	resp, err := hook.Sync(req, hook.Env{Now: time.Now, Rand: rand.Reader, Context: ctx, Image: hookImage})
+	if err != nil {
+		return nil, err
+	}
+	for _, cond := range resp.Status.Conditions {
+		if cond.Type == condition.ConditionSpecApplied && cond.Status != metav1.ConditionTrue {
+			return nil, fmt.Errorf("the hook does not apply Monocle %s's spec in full (%s: %s): no Job is built from what it holds as last applied; %s says what to change",
+				m.Name, cond.Reason, printable.Escape(cond.Message), command.Line("kubectl", "monocle", "-n", ns, "check", m.Name))
+		}
+	}
+	for _, child := range resp.Children {
+		if obj, ok := child.(T); ok && obj.GetName() == name {
+			return obj, nil
+		}
+	}
+	return nil, fmt.Errorf("the hook answers no child %s for Monocle %s", name, m.Name)
+}

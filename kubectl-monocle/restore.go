@@ -1,12 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,47 +26,16 @@ import (
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
 )
 
-// restoreAnnotation, on a Monocle, is the restore under way: its snapshot
-// and the spec's values it changed, as they were, so that an interrupted
-// restore is resumed or undone with what the user had.
+// restoreAnnotation, on a Monocle, is the restore under way: its record
+// (internal/restorerecord), which it resumes or undoes from, once checked.
 const restoreAnnotation = restorerecord.Annotation
-
-// restoreRecord is restoreAnnotation's value.
-type restoreRecord struct {
-	Snapshot   string `json:"snapshot"`
-	Repository string `json:"repository"`
-	Location   string `json:"location"`
-	// Before are spec.api.replicas, spec.crawler.enabled and
-	// spec.elasticsearch.snapshots.suspend as they were (null: not set).
-	Before *restorerecord.Before `json:"before"`
-}
-
-// parseRecord reads restoreAnnotation's value: refused unless it is one
-// this command writes.
-func parseRecord(raw, monocle string) (restoreRecord, error) {
-	var rec restoreRecord
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&rec)
-	switch {
-	case err == nil && rec.Before == nil:
-		err = errors.New("no before")
-	case err == nil && rec.Before.Spec.API.Replicas != nil && *rec.Before.Spec.API.Replicas < 0:
-		err = errors.New("negative replicas")
-	case err == nil:
-		err = cmp.Or(snapshot.CheckName("snapshot", rec.Snapshot), snapshot.CheckName("repository", rec.Repository), snapshot.CheckLocation(rec.Location))
-	}
-	if err != nil {
-		return rec, fmt.Errorf("the annotation %s of Monocle %s is not one this command wrote (%s): remove it (kubectl annotate) once you have checked the spec", restoreAnnotation, monocle, printable.Escape(err.Error()))
-	}
-	return rec, nil
-}
 
 // stoppedComponents are the pods that write to the indices (the API, the
 // crawler, the update-idents and janitor Jobs) or read them (a snapshot
@@ -74,10 +43,14 @@ func parseRecord(raw, monocle string) (restoreRecord, error) {
 var stoppedComponents = []string{"api", "crawler", "update-idents", "janitor", "snapshots"}
 
 type restoreOptions struct {
-	hookImage                      string
-	snapshot, repository, location string
-	timeout, stopTimeout           time.Duration
-	dryRun, undo                   bool
+	hookImage            string
+	snapshot             string
+	timeout, stopTimeout time.Duration
+	dryRun, undo         bool
+	// before, for --undo, are the values the user gives to put back
+	// (--api-replicas, --crawler-enabled, --snapshots-suspend), in place
+	// of the record's; nil: the record's.
+	before *restorerecord.Before
 }
 
 func newRestore(o *options) *cobra.Command {
@@ -90,17 +63,24 @@ and said:
   1. the API and the crawler stopped and the snapshots suspended (a patch of the Monocle that
      keeps the values it changes in the annotation ` + restoreAnnotation + `),
   2. waited for until none of their pods (nor an update-idents or janitor Job's) runs,
-  3. the restore Job (monocle-hook restore, as the snapshot user) created and followed to its end,
-  4. the Monocle put back as it was: the replicas, crawler and snapshot settings you had.
+  3. the restore Job (monocle-hook restore, as the snapshot user, from the Monocle's own
+     snapshot repository) created and followed to its end,
+  4. update-idents (the janitor's Job, as kubectl monocle janitor NAME update-idents makes it)
+     run for the config the API runs and followed to its end: the snapshot holds the authors
+     as they were crawled, before any idents edit since,
+  5. the Monocle put back as it was: the replicas, crawler and snapshot settings you had.
 The Monocle indices the snapshot holds are closed and replaced; others (a workspace added since)
 are left as they are. The crawlers resume from where the snapshot left them. A failed restore
 puts the Monocle back too, and keeps its Job for its log.
 
 Interrupted, it says where it stopped: the same command resumes it, --undo puts the Monocle back
-as it was (the annotation's values).
+as it was (the annotation's values). It resumes only from a record it can check: written on this
+Monocle (its UID), for the repository the Monocle's snapshots use, its Job the one it created (its
+UID). Any other is refused and nothing is applied: put the Monocle back with --undo and the values
+you had (--api-replicas, --crawler-enabled, --snapshots-suspend, all three), then restore afresh.
 
-Needs get and patch on monocles, get on deployments, cronjobs, configmaps and secrets, list
-on pods, create, get and delete on jobs, get on pods/log (the namespace's edit role).
+Needs get and patch on monocles, get on deployments, cronjobs, configmaps and secrets, list on
+pods, create, get and delete on jobs, get on pods/log (the namespace's edit role).
 
 Exit codes: 0 restored (or --dry-run, --undo done); 1 the restore failed; 2 a usage error, a
 refusal, or the cluster could not be read.`,
@@ -125,6 +105,9 @@ refusal, or the cluster could not be read.`,
 				return err
 			}
 			ro.hookImage = o.hookImage
+			if ro.before, err = explicitBefore(cmd, ro.undo); err != nil {
+				return err
+			}
 			r := &restorer{c: c, out: cmd.OutOrStdout(), ns: ns, name: args[0], o: ro}
 			if ro.undo {
 				return r.undo(cmd.Context())
@@ -134,13 +117,41 @@ refusal, or the cluster could not be read.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&ro.snapshot, "snapshot", "", "the snapshot to restore")
-	f.StringVar(&ro.repository, "repository", snapshot.DefaultRepository, "the snapshot repository")
-	f.StringVar(&ro.location, "location", snapshot.DefaultLocation, "the repository's directory on the Elasticsearch node")
 	f.DurationVar(&ro.timeout, "timeout", snapshot.DefaultTimeout, "the most the restore Job may take")
 	f.DurationVar(&ro.stopTimeout, "stop-timeout", 10*time.Minute, "how long to wait for the API's, the crawler's and the Jobs' pods to end")
 	f.BoolVar(&ro.dryRun, "dry-run", false, "print the steps, the patches and the Job; change nothing")
-	f.BoolVar(&ro.undo, "undo", false, "put back a Monocle whose restore was interrupted as it was before (its annotation's values)")
+	f.BoolVar(&ro.undo, "undo", false, "put back a Monocle whose restore was interrupted as it was before (its annotation's values, or those given)")
+	f.Int32("api-replicas", 1, "with --undo: spec.api.replicas to put back, in place of the record's")
+	f.Bool("crawler-enabled", true, "with --undo: spec.crawler.enabled to put back, in place of the record's")
+	f.Bool("snapshots-suspend", false, "with --undo: spec.elasticsearch.snapshots.suspend to put back, in place of the record's")
 	return cmd
+}
+
+// undoFlags are --undo's explicit values, given all three or none.
+var undoFlags = []string{"api-replicas", "crawler-enabled", "snapshots-suspend"}
+
+// explicitBefore is what --undo puts back as the user gives it: nil when
+// none of undoFlags is given.
+func explicitBefore(cmd *cobra.Command, undo bool) (*restorerecord.Before, error) {
+	f := cmd.Flags()
+	given := slices.DeleteFunc(slices.Clone(undoFlags), func(name string) bool { return !f.Changed(name) })
+	switch {
+	case len(given) == 0:
+		return nil, nil
+	case !undo:
+		return nil, usageError{fmt.Errorf("--%s is for --undo only", given[0])}
+	case len(given) != len(undoFlags):
+		return nil, usageError{fmt.Errorf("--undo with explicit values takes all of --%s", strings.Join(undoFlags, ", --"))}
+	}
+	b := &restorerecord.Before{}
+	replicas, _ := f.GetInt32("api-replicas")
+	enabled, _ := f.GetBool("crawler-enabled")
+	suspend, _ := f.GetBool("snapshots-suspend")
+	if replicas < 0 {
+		return nil, usageError{fmt.Errorf("--api-replicas %d: at least 0", replicas)}
+	}
+	b.Spec.API.Replicas, b.Spec.Crawler.Enabled, b.Spec.Elasticsearch.Snapshots.Suspend = &replicas, &enabled, &suspend
+	return b, nil
 }
 
 // restorer runs one restore.
@@ -150,6 +161,9 @@ type restorer struct {
 	ns, name string
 	o        restoreOptions
 	step     string // the step under way, for an interruption's message
+	// repository and location are those of the Monocle's own snapshots
+	// (ownRepository).
+	repository, location string
 }
 
 func (r *restorer) say(format string, args ...any) {
@@ -157,128 +171,184 @@ func (r *restorer) say(format string, args ...any) {
 }
 
 func (r *restorer) run(ctx context.Context) error {
-	u, err := r.c.dyn.Resource(monocleGVR).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	u, m, err := r.read(ctx)
 	if err != nil {
-		return fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
+		return err
+	}
+	image, err := r.ownRepository(ctx, m)
+	if err != nil {
+		return err
 	}
 	rec, resuming, err := r.record(u)
 	if err != nil {
 		return err
 	}
-	n := instance.For(r.name)
-	cj, err := get[batchv1.CronJob](ctx, r.c, cronJobGVR, r.ns, n.Snapshots)
-	if err != nil {
-		return err
-	}
-	if cj == nil || len(cj.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1 {
-		return fmt.Errorf("no snapshot CronJob %s for Monocle %s: the snapshots' volume is mounted and the hook's image known only while spec.elasticsearch.snapshots is set", n.Snapshots, r.name)
-	}
-	// The image is the one the hook's own answer runs its snapshots with,
-	// never the observed CronJob's, which a namespace editor can write.
-	m := new(v1alpha1.Monocle)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
-		return fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
-	}
-	want, err := answeredCronJob(ctx, r.c, m, r.o.hookImage)
-	if err != nil {
-		return err
-	}
-	job, err := restorejob.Build(restorejob.Options{Monocle: r.name, Namespace: r.ns, Snapshot: r.o.snapshot, Repository: r.o.repository,
-		Location: r.o.location, Image: want.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image, Timeout: r.o.timeout})
+	job, err := restorejob.Build(restorejob.Options{Monocle: r.name, Namespace: r.ns, Snapshot: r.o.snapshot, Repository: r.repository,
+		Location: r.location, Image: image, Timeout: r.o.timeout})
 	if err != nil {
 		return usageError{err}
 	}
-	stop := r.stopPatch(u, rec)
-	back := r.backPatch(rec)
-	if r.o.dryRun {
-		return r.printPlan(stop, back, job)
+	idents, note, err := janitorJob(ctx, r.c, m, janitorjob.Options{Monocle: r.name, Command: "update-idents"}, r.o.hookImage)
+	if err != nil {
+		return fmt.Errorf("the update-idents Job a restore ends with: %w", err)
 	}
-	existing, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, job.Name)
+	if note != "" {
+		r.say("Note: %s", printable.Escape(note))
+	}
+	if r.o.dryRun {
+		return r.printPlan(r.stopPatch(u, rec), r.backPatch(rec), job, idents)
+	}
+	existing, err := r.existing(ctx, rec, resuming, job)
 	if err != nil {
 		return err
 	}
 	if resuming {
-		r.say("Resuming the restore of snapshot %s into Monocle %s, begun before (annotation %s).", r.o.snapshot, r.name, restoreAnnotation)
-	} else if existing != nil {
-		if err := ours(existing, job); err != nil {
-			return err
-		}
-		if ended, _, _ := jobEnd(existing); !ended {
-			return fmt.Errorf("the restore Job %s already runs, outside any restore this command began: wait for it, or delete it", job.Name)
-		}
-		r.say("Deleting Job %s, of an earlier restore of the same snapshot.", job.Name)
-		if err := deleteJob(ctx, r.c, r.ns, job.Name); err != nil {
-			return err
-		}
-		existing = nil
+		r.say("Resuming the restore of snapshot %s into Monocle %s, begun before (annotation %s, at step %s).", r.o.snapshot, r.name, restoreAnnotation, rec.Step)
 	}
 
-	r.step = "stopping the writers"
-	r.say("1/4 Stopping the API and the crawler, suspending the snapshots (their values kept in the annotation %s).", restoreAnnotation)
-	// On the Monocle as read: Metacontroller writes its status at each
-	// sync, which is a conflict to read again after, not a value lost.
-	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if u, err = r.c.dyn.Resource(monocleGVR).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{}); err != nil {
-			return err
-		}
-		if rec, _, err = r.record(u); err != nil {
-			return err
-		}
-		return r.patch(ctx, r.stopPatch(u, rec))
-	})
-	if err != nil {
-		return r.interrupted(err)
-	}
-	back = r.backPatch(rec)
-	r.step = "waiting for the writers' pods to end"
-	r.say("2/4 Waiting until no pod of %s runs.", strings.Join(stoppedComponents, ", "))
-	if err := r.waitStopped(ctx); err != nil {
-		return r.interrupted(err)
-	}
-	r.step = "restoring"
-	if existing == nil {
-		if err := createJob(ctx, r.c, job); err != nil {
+	if !resuming || rec.Step == restorerecord.Stopping || rec.Step == restorerecord.Restoring {
+		r.step = "stopping the writers"
+		r.say("1/5 Stopping the API and the crawler, suspending the snapshots (their values kept in the annotation %s).", restoreAnnotation)
+		// On the Monocle as read: Metacontroller writes its status at each
+		// sync, which is a conflict to read again after, not a value lost.
+		err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			if u, _, err = r.read(ctx); err != nil {
+				return err
+			}
+			if rec, _, err = r.record(u); err != nil {
+				return err
+			}
+			return r.patch(ctx, r.stopPatch(u, rec))
+		})
+		if err != nil {
 			return r.interrupted(err)
 		}
-		r.say("3/4 Restoring: Job %s created; following it to its end.", job.Name)
-	} else {
-		r.say("3/4 Restoring: Job %s was created before; following it to its end.", job.Name)
+		r.step = "waiting for the writers' pods to end"
+		r.say("2/5 Waiting until no pod of %s runs.", strings.Join(stoppedComponents, ", "))
+		if err := waitStopped(ctx, r.c, r.ns, r.name, stoppedComponents, r.o.stopTimeout); err != nil {
+			return r.interrupted(err)
+		}
+		r.step = "restoring"
+		if existing == nil {
+			uid, err := r.create(ctx, job)
+			if err != nil {
+				return r.interrupted(err)
+			}
+			if rec, err = r.advance(ctx, rec, restorerecord.Restoring, uid); err != nil {
+				return r.interrupted(err)
+			}
+			r.say("3/5 Restoring: Job %s created; following it to its end.", job.Name)
+		} else {
+			r.say("3/5 Restoring: Job %s was created before; following it to its end.", job.Name)
+		}
+		ended, _, err := followJob(ctx, r.c, r.out, r.ns, job.Name, r.o.timeout+3*time.Minute)
+		if err != nil {
+			return r.interrupted(err)
+		}
+		if ended.UID != types.UID(rec.JobUID) {
+			return r.interrupted(fmt.Errorf("the Job %s that ended is not the restore's (another UID)", job.Name))
+		}
+		if _, ok, why := jobEnd(ended); !ok {
+			if err := r.putBack(ctx, rec); err != nil {
+				return r.interrupted(err)
+			}
+			return errExit{code: 1, err: fmt.Errorf("the restore failed: %s. The Monocle is put back; the indices the restore closed stay closed until a restore succeeds. Job %s is kept for its log (%s); this command, run again, deletes it and restores again", why, job.Name, logsCommand(r.ns, job.Name))}
+		}
+		if rec, err = r.advance(ctx, rec, restorerecord.UpdatingIdents, ""); err != nil {
+			return r.interrupted(err)
+		}
+		if err := deleteJob(ctx, r.c, r.ns, job.Name); err != nil {
+			return r.interrupted(err)
+		}
 	}
-	ended, _, err := followJob(ctx, r.c, r.out, r.ns, job.Name, r.o.timeout+3*time.Minute)
-	if err != nil {
+
+	identsFailed := ""
+	if rec.Step == restorerecord.UpdatingIdents {
+		r.step = "updating the idents"
+		ended, err := r.updateIdents(ctx, &rec, idents)
+		if err != nil {
+			return r.interrupted(err)
+		}
+		if _, ok, why := jobEnd(ended); !ok {
+			identsFailed = why
+		}
+	}
+	if err := r.putBack(ctx, rec); err != nil {
 		return r.interrupted(err)
 	}
-	_, ok, why := jobEnd(ended)
-	r.step = "putting the Monocle back"
-	r.say("4/4 Putting Monocle %s back as it was: %s", r.name, rec.Before)
-	if err := r.patch(ctx, back); err != nil {
-		return r.interrupted(err)
+	if identsFailed != "" {
+		return errExit{code: 1, err: fmt.Errorf("snapshot %s is restored, but update-idents failed: %s. The Monocle is put back; the restored changes keep the authors they were crawled with until update-idents succeeds: %s (Job %s is kept for its log: %s)",
+			r.o.snapshot, identsFailed, command.Line("kubectl", "monocle", "janitor", r.name, "update-idents", "-n", r.ns), idents.Name, logsCommand(r.ns, idents.Name))}
 	}
-	if !ok {
-		return errExit{code: 1, err: fmt.Errorf("the restore failed: %s. The Monocle is put back; the indices the restore closed stay closed until a restore succeeds. Job %s is kept for its log (%s); this command, run again, deletes it and restores again", why, job.Name, logsCommand(r.ns, job.Name))}
-	}
-	if err := deleteJob(ctx, r.c, r.ns, job.Name); err != nil {
+	if err := deleteJob(ctx, r.c, r.ns, idents.Name); err != nil {
 		return err
 	}
-	r.say("Snapshot %s restored into Monocle %s; the API and the crawler start again, and the crawlers resume from where the snapshot left them.", r.o.snapshot, r.name)
+	r.say("Snapshot %s restored into Monocle %s, its changes re-attributed to the config's idents; the API and the crawler start again, and the crawlers resume from where the snapshot left them.", r.o.snapshot, r.name)
 	return nil
 }
 
-// record is the restore under way, read from the annotation (resuming:
-// its repository and location are the restore's), else the one to begin,
-// with the spec's values as they are.
-func (r *restorer) record(u *unstructured.Unstructured) (restoreRecord, bool, error) {
+// read reads the Monocle, as an object and as its type.
+func (r *restorer) read(ctx context.Context) (*unstructured.Unstructured, *v1alpha1.Monocle, error) {
+	u, err := r.c.dyn.Resource(monocleGVR).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
+	}
+	m := new(v1alpha1.Monocle)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
+		return nil, nil, fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
+	}
+	return u, m, nil
+}
+
+// ownRepository sets the repository and location the Monocle's own
+// snapshots use, as the hook answers its snapshot CronJob for its spec
+// (never the observed CronJob, which a namespace editor can write), and
+// gives the image that answer runs them with.
+func (r *restorer) ownRepository(ctx context.Context, m *v1alpha1.Monocle) (string, error) {
+	if m.Spec.Elasticsearch.Snapshots == nil {
+		return "", fmt.Errorf("no snapshots: Monocle %s takes none (spec.elasticsearch.snapshots is not set): a restore reads its snapshot repository, whose volume is mounted only while it is set", r.name)
+	}
+	cj, err := answeredCronJob(ctx, r.c, m, r.o.hookImage)
+	if err != nil {
+		return "", err
+	}
+	c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers
+	if len(c) != 1 {
+		return "", fmt.Errorf("the hook's CronJob %s runs %d containers, not one", cj.Name, len(c))
+	}
+	for i := 0; i+1 < len(c[0].Args); i++ {
+		switch c[0].Args[i] {
+		case "--repository":
+			r.repository = c[0].Args[i+1]
+		case "--location":
+			r.location = c[0].Args[i+1]
+		}
+	}
+	if r.repository == "" || r.location == "" {
+		return "", fmt.Errorf("the hook's CronJob %s names no --repository and --location", cj.Name)
+	}
+	return c[0].Image, nil
+}
+
+// record is the restore under way, read from the annotation (resuming),
+// else the one to begin, with the spec's values as they are. A record is
+// taken only in the form this command writes it (restorerecord.Decode)
+// and when it is this Monocle's (its UID) and for the repository its own
+// snapshots use: anyone who may edit the Monocle may write it, and what
+// it puts back is applied with the admin's rights.
+func (r *restorer) record(u *unstructured.Unstructured) (restorerecord.Record, bool, error) {
+	if _, ok := u.GetAnnotations()[janitorAnnotation]; ok {
+		return restorerecord.Record{}, false, fmt.Errorf("a janitor command stopped Monocle %s's crawler (annotation %s) and has not put it back: run that command again to finish it, then restore", r.name, janitorAnnotation)
+	}
 	if raw, ok := u.GetAnnotations()[restoreAnnotation]; ok {
-		rec, err := parseRecord(raw, r.name)
-		if err != nil {
+		rec, err := r.checkRecord(u, raw)
+		switch {
+		case err != nil:
 			return rec, false, err
+		case rec.Snapshot != r.o.snapshot:
+			return rec, false, fmt.Errorf("a restore of snapshot %s is under way for Monocle %s: resume it with %s, or put the Monocle back as it was with %s",
+				rec.Snapshot, r.name, resumeCommand(r.ns, r.name, rec.Snapshot), undoCommand(r.ns, r.name))
 		}
-		if rec.Snapshot != r.o.snapshot || (r.o.repository != snapshot.DefaultRepository && r.o.repository != rec.Repository) ||
-			(r.o.location != snapshot.DefaultLocation && r.o.location != rec.Location) {
-			return rec, false, fmt.Errorf("a restore of snapshot %s (repository %s) is under way for Monocle %s: resume it with %s, or put the Monocle back as it was with %s",
-				rec.Snapshot, rec.Repository, r.name, resumeCommand(r.ns, r.name, rec.Snapshot), undoCommand(r.ns, r.name))
-		}
-		r.o.repository, r.o.location = rec.Repository, rec.Location
 		return rec, true, nil
 	}
 	before := &restorerecord.Before{}
@@ -296,7 +366,160 @@ func (r *restorer) record(u *unstructured.Unstructured) (restoreRecord, bool, er
 	if v, ok := nested(u, "spec", "elasticsearch", "snapshots", "suspend").(bool); ok {
 		before.Spec.Elasticsearch.Snapshots.Suspend = &v
 	}
-	return restoreRecord{Snapshot: r.o.snapshot, Repository: r.o.repository, Location: r.o.location, Before: before}, false, err
+	return restorerecord.Record{MonocleUID: string(u.GetUID()), Snapshot: r.o.snapshot, Repository: r.repository, Location: r.location,
+		Step: restorerecord.Stopping, Before: before}, false, err
+}
+
+// checkRecord is the record raw, on the Monocle u, when it is in the form
+// this command writes and bound to what it can check: written on this
+// Monocle (its UID), for the repository its own snapshots use
+// (ownRepository). The restore Job it names is checked by UID where it is
+// read (existing, updateIdents).
+func (r *restorer) checkRecord(u *unstructured.Unstructured, raw string) (restorerecord.Record, error) {
+	rec, err := restorerecord.Decode(raw)
+	switch {
+	case err != nil:
+		return rec, r.refuseRecord(err.Error())
+	case rec.MonocleUID != string(u.GetUID()):
+		return rec, r.refuseRecord("it was written on another Monocle (another UID)")
+	case rec.Repository != r.repository || rec.Location != r.location:
+		return rec, r.refuseRecord(fmt.Sprintf("it names repository %s at %s, not the one Monocle %s's snapshots use (%s at %s)",
+			printable.Quote(rec.Repository), printable.Quote(rec.Location), r.name, r.repository, r.location))
+	}
+	return rec, nil
+}
+
+// refuseRecord refuses a record that cannot be checked as this command's,
+// saying what to do: nothing of it is applied.
+func (r *restorer) refuseRecord(why string) error {
+	afresh := "run the restore afresh"
+	if r.o.snapshot != "" {
+		afresh = "restore afresh with " + resumeCommand(r.ns, r.name, r.o.snapshot)
+	}
+	return fmt.Errorf("the annotation %s of Monocle %s is not a record this command wrote for it (%s): nothing of it is applied. Put the Monocle back with the values it had before the restore: %s (those are the defaults: give yours), then %s",
+		restoreAnnotation, r.name, printable.Escape(why), explicitUndoCommand(r.ns, r.name), afresh)
+}
+
+// existing is the restore Job of the name job has, when it is the one the
+// record names (resuming at Restoring: by its UID); nil when there is
+// none or when the restore is past it. An ended Job of an earlier restore
+// is deleted; any other Job of the name is refused: it is not ours.
+func (r *restorer) existing(ctx context.Context, rec restorerecord.Record, resuming bool, job *batchv1.Job) (*batchv1.Job, error) {
+	if resuming && rec.Step != restorerecord.Stopping && rec.Step != restorerecord.Restoring {
+		return nil, nil
+	}
+	existing, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, job.Name)
+	if err != nil || existing == nil {
+		return nil, err
+	}
+	if resuming && rec.Step == restorerecord.Restoring {
+		if existing.UID != types.UID(rec.JobUID) {
+			return nil, r.refuseRecord(fmt.Sprintf("the restore Job %s is not the one it names: another UID", job.Name))
+		}
+		return existing, nil
+	}
+	if err := ours(existing, job); err != nil {
+		return nil, err
+	}
+	if ended, _, _ := jobEnd(existing); !ended {
+		return nil, fmt.Errorf("the restore Job %s already runs, outside any restore this command recorded: wait for it, or delete it", job.Name)
+	}
+	r.say("Deleting Job %s, of an earlier restore of the same snapshot.", job.Name)
+	return nil, deleteJob(ctx, r.c, r.ns, job.Name)
+}
+
+// create creates job and gives its UID.
+func (r *restorer) create(ctx context.Context, job *batchv1.Job) (string, error) {
+	if err := createJob(ctx, r.c, job.DeepCopy()); err != nil {
+		return "", err
+	}
+	created, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, job.Name)
+	if err == nil && created == nil {
+		err = fmt.Errorf("the Job %s is gone", job.Name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(created.UID), nil
+}
+
+// advance records the restore at step, with the UID of the step's Job,
+// on the Monocle as read: the record there must still be rec (an --undo
+// since ends the restore).
+func (r *restorer) advance(ctx context.Context, rec restorerecord.Record, step restorerecord.Step, jobUID string) (restorerecord.Record, error) {
+	next := rec
+	next.Step, next.JobUID = step, jobUID
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		u, _, err := r.read(ctx)
+		if err != nil {
+			return err
+		}
+		if u.GetAnnotations()[restoreAnnotation] != rec.Encode() {
+			return fmt.Errorf("the restore's record on Monocle %s changed or is gone (an --undo, or an edit)", r.name)
+		}
+		b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(),
+			"annotations": map[string]any{restoreAnnotation: next.Encode()}}})
+		return r.patch(ctx, b)
+	})
+	return next, err
+}
+
+// updateIdents runs update-idents (idents, the janitor's Job) for the
+// config the API runs, and waits for it: resumed, the Job the record
+// names (by UID) is followed, one of another UID refused, and one ended
+// of an earlier run replaced.
+func (r *restorer) updateIdents(ctx context.Context, rec *restorerecord.Record, idents *batchv1.Job) (*batchv1.Job, error) {
+	existing, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, idents.Name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case existing != nil && rec.JobUID != "" && existing.UID == types.UID(rec.JobUID):
+		r.say("4/5 Updating the idents: Job %s was created before; following it to its end.", idents.Name)
+	case existing != nil && rec.JobUID != "":
+		return nil, r.refuseRecord(fmt.Sprintf("the update-idents Job %s is not the one it names: another UID", idents.Name))
+	case existing != nil:
+		if err := ours(existing, idents); err != nil {
+			return nil, err
+		}
+		if ended, _, _ := jobEnd(existing); !ended {
+			return nil, fmt.Errorf("the update-idents Job %s runs, outside this restore: wait for it to end, then resume", idents.Name)
+		}
+		if err := deleteJob(ctx, r.c, r.ns, idents.Name); err != nil {
+			return nil, err
+		}
+		existing = nil
+	}
+	if existing == nil {
+		uid, err := r.create(ctx, idents)
+		if err != nil {
+			return nil, err
+		}
+		if *rec, err = r.advance(ctx, *rec, restorerecord.UpdatingIdents, uid); err != nil {
+			return nil, err
+		}
+		r.say("4/5 Updating the idents: Job %s created (monocle janitor update-idents, for the config the API runs); following it to its end.", idents.Name)
+	}
+	ended, _, err := followJob(ctx, r.c, r.out, r.ns, idents.Name, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	if ended.UID != types.UID(rec.JobUID) {
+		return nil, fmt.Errorf("the Job %s that ended is not the restore's (another UID)", idents.Name)
+	}
+	return ended, nil
+}
+
+// putBack records the step PuttingBack, then puts the Monocle back as rec
+// recorded, which removes the record.
+func (r *restorer) putBack(ctx context.Context, rec restorerecord.Record) error {
+	r.step = "putting the Monocle back"
+	rec, err := r.advance(ctx, rec, restorerecord.PuttingBack, rec.JobUID)
+	if err != nil {
+		return err
+	}
+	r.say("5/5 Putting Monocle %s back as it was: %s", r.name, rec.Before)
+	return r.patch(ctx, r.backPatch(rec))
 }
 
 // nested is the field's value, nil when it is not set.
@@ -308,10 +531,9 @@ func nested(u *unstructured.Unstructured, fields ...string) any {
 // stopPatch stops the writers and suspends the snapshots, and records rec;
 // on the Monocle as read (its resourceVersion): a change since is a
 // conflict, not a value lost.
-func (r *restorer) stopPatch(u *unstructured.Unstructured, rec restoreRecord) []byte {
-	annotation, _ := json.Marshal(rec)
+func (r *restorer) stopPatch(u *unstructured.Unstructured, rec restorerecord.Record) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "annotations": map[string]any{restoreAnnotation: string(annotation)}},
+		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "annotations": map[string]any{restoreAnnotation: rec.Encode()}},
 		"spec": map[string]any{"api": map[string]any{"replicas": 0}, "crawler": map[string]any{"enabled": false},
 			"elasticsearch": map[string]any{"snapshots": map[string]any{"suspend": true}}},
 	})
@@ -319,11 +541,16 @@ func (r *restorer) stopPatch(u *unstructured.Unstructured, rec restoreRecord) []
 }
 
 // backPatch puts back what rec recorded, and removes the annotation.
-func (r *restorer) backPatch(rec restoreRecord) []byte {
+func (r *restorer) backPatch(rec restorerecord.Record) []byte {
+	return beforePatch(rec.Before)
+}
+
+// beforePatch puts back before, and removes the annotation.
+func beforePatch(before *restorerecord.Before) []byte {
 	b, _ := json.Marshal(struct {
 		Metadata map[string]any `json:"metadata"`
 		*restorerecord.Before
-	}{map[string]any{"annotations": map[string]any{restoreAnnotation: nil}}, rec.Before})
+	}{map[string]any{"annotations": map[string]any{restoreAnnotation: nil}}, before})
 	return b
 }
 
@@ -335,13 +562,15 @@ func (r *restorer) patch(ctx context.Context, patch []byte) error {
 	return nil
 }
 
-// waitStopped waits until the hook has answered the stopped spec and no
-// pod of stoppedComponents runs.
-func (r *restorer) waitStopped(ctx context.Context) error {
-	n := instance.For(r.name)
+// waitStopped waits, at most timeout, until the hook has answered the
+// Monocle's spec as it is now and no pod of components runs: the API's and
+// the crawler's Deployments (when among them) at 0, the snapshot CronJob
+// (when among them) suspended with no run active.
+func waitStopped(ctx context.Context, c *clients, ns, name string, components []string, timeout time.Duration) error {
+	n := instance.For(name)
 	left := ""
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, r.o.stopTimeout, true, func(ctx context.Context) (bool, error) {
-		m, err := readMonocle(ctx, r.c, r.ns, r.name)
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		m, err := readMonocle(ctx, c, ns, name)
 		if err != nil {
 			return false, err
 		}
@@ -349,26 +578,32 @@ func (r *restorer) waitStopped(ctx context.Context) error {
 			left = "the hook's answer to the patched spec"
 			return false, nil
 		}
-		for _, name := range []string{n.API, n.Crawler} {
-			d, err := get[appsv1.Deployment](ctx, r.c, deploymentGVR, r.ns, name)
+		for _, w := range [][2]string{{"api", n.API}, {"crawler", n.Crawler}} {
+			component, deployment := w[0], w[1]
+			if !slices.Contains(components, component) {
+				continue
+			}
+			d, err := get[appsv1.Deployment](ctx, c, deploymentGVR, ns, deployment)
 			if err != nil {
 				return false, err
 			}
 			if d != nil && (d.Spec.Replicas == nil || *d.Spec.Replicas != 0 || d.Status.Replicas != 0) {
-				left = "Deployment " + name + " scaled to 0"
+				left = "Deployment " + deployment + " scaled to 0"
 				return false, nil
 			}
 		}
-		cj, err := get[batchv1.CronJob](ctx, r.c, cronJobGVR, r.ns, n.Snapshots)
-		if err != nil {
-			return false, err
+		if slices.Contains(components, "snapshots") {
+			cj, err := get[batchv1.CronJob](ctx, c, cronJobGVR, ns, n.Snapshots)
+			if err != nil {
+				return false, err
+			}
+			if cj != nil && (cj.Spec.Suspend == nil || !*cj.Spec.Suspend || len(cj.Status.Active) > 0) {
+				left = "CronJob " + n.Snapshots + " suspended, with no run active"
+				return false, nil
+			}
 		}
-		if cj != nil && (cj.Spec.Suspend == nil || !*cj.Spec.Suspend || len(cj.Status.Active) > 0) {
-			left = "CronJob " + n.Snapshots + " suspended, with no run active"
-			return false, nil
-		}
-		list, err := r.c.dyn.Resource(podGVR).Namespace(r.ns).List(ctx, listOptions(
-			"app.kubernetes.io/instance="+r.name+",app.kubernetes.io/component in ("+strings.Join(stoppedComponents, ",")+")"))
+		list, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(
+			"app.kubernetes.io/instance="+name+",app.kubernetes.io/component in ("+strings.Join(components, ",")+")"))
 		if err != nil {
 			return false, err
 		}
@@ -383,7 +618,7 @@ func (r *restorer) waitStopped(ctx context.Context) error {
 		return true, nil
 	})
 	if wait.Interrupted(err) && ctx.Err() == nil {
-		err = fmt.Errorf("still waiting for %s after %s", left, r.o.stopTimeout)
+		err = fmt.Errorf("still waiting for %s after %s", left, timeout)
 	}
 	return err
 }
@@ -397,17 +632,28 @@ func (r *restorer) interrupted(err error) error {
 		r.step, err, resumeCommand(r.ns, r.name, r.o.snapshot), undoCommand(r.ns, r.name))
 }
 
-// undo puts back the Monocle of an interrupted restore.
+// undo puts back the Monocle of an interrupted restore: as its record
+// says, once checked (checkRecord), or as the user gives the values.
 func (r *restorer) undo(ctx context.Context) error {
-	u, err := r.c.dyn.Resource(monocleGVR).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	u, m, err := r.read(ctx)
 	if err != nil {
-		return fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
+		return err
 	}
 	raw, ok := u.GetAnnotations()[restoreAnnotation]
 	if !ok {
 		return fmt.Errorf("no restore of Monocle %s is under way (no annotation %s): nothing to undo", r.name, restoreAnnotation)
 	}
-	rec, err := parseRecord(raw, r.name)
+	if r.o.before != nil {
+		if err := r.patch(ctx, beforePatch(r.o.before)); err != nil {
+			return err
+		}
+		r.say("Monocle %s put back with the values given, its restore record removed (not read): %s", r.name, r.o.before)
+		return nil
+	}
+	if _, err := r.ownRepository(ctx, m); err != nil {
+		return fmt.Errorf("%w; the record cannot be checked without it: put the Monocle back with the values it had before the restore: %s (those are the defaults: give yours)", err, explicitUndoCommand(r.ns, r.name))
+	}
+	rec, err := r.checkRecord(u, raw)
 	if err != nil {
 		return err
 	}
@@ -428,32 +674,44 @@ func (r *restorer) undo(ctx context.Context) error {
 }
 
 // printPlan is --dry-run's output.
-func (r *restorer) printPlan(stop, back []byte, job *batchv1.Job) error {
-	doc, err := yaml.Marshal(job)
-	if err != nil {
-		return err
+func (r *restorer) printPlan(stop, back []byte, job, idents *batchv1.Job) error {
+	var docs []string
+	for _, j := range []*batchv1.Job{job, idents} {
+		doc, err := yaml.Marshal(j)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, string(doc))
 	}
 	plan := fmt.Sprintf(`Restore of snapshot %s into Monocle %s (namespace %s): the steps (--dry-run: nothing is changed).
 1. Patch Monocle %s (merge patch):
    %s
 2. Wait until the hook has answered it and no pod of %s runs (at most %s).
-3. Create the Job below and follow it to its end (at most %s).
-4. Patch Monocle %s back as it was (merge patch):
+3. Create the first Job below, the restore, and follow it to its end (at most %s).
+4. Create the second Job below, update-idents for the config the API runs, and follow it to its end.
+5. Patch Monocle %s back as it was (merge patch):
    %s
-   then, if the restore succeeded, delete the Job (a failed one is kept for its log).
+   then, if they succeeded, delete the Jobs (a failed one is kept for its log).
 ---
-%s`, r.o.snapshot, r.name, r.ns, r.name, stop, strings.Join(stoppedComponents, ", "), r.o.stopTimeout, r.o.timeout+3*time.Minute, r.name, back, string(doc))
-	// Each line escaped: the Job shows the Monocle's values.
-	_, err = fmt.Fprint(r.out, printable.Lines(plan))
+%s---
+%s`, r.o.snapshot, r.name, r.ns, r.name, stop, strings.Join(stoppedComponents, ", "), r.o.stopTimeout, r.o.timeout+3*time.Minute, r.name, back, docs[0], docs[1])
+	// Each line escaped: the Jobs show the Monocle's values.
+	_, err := fmt.Fprint(r.out, printable.Lines(plan))
 	return err
 }
 
-// resumeCommand and undoCommand are the commands an interrupted restore
-// prints.
+// resumeCommand, undoCommand and explicitUndoCommand are the commands an
+// interrupted or refused restore prints.
 func resumeCommand(ns, name, snapshot string) string {
 	return command.Line("kubectl", "monocle", "restore", name, "-n", ns, "--snapshot", snapshot)
 }
 
 func undoCommand(ns, name string) string {
 	return command.Line("kubectl", "monocle", "restore", name, "-n", ns, "--undo")
+}
+
+// explicitUndoCommand gives the defaults: the reader gives the values the
+// Monocle had.
+func explicitUndoCommand(ns, name string) string {
+	return command.Line("kubectl", "monocle", "restore", name, "-n", ns, "--undo", "--api-replicas", "1", "--crawler-enabled=true", "--snapshots-suspend=false")
 }

@@ -51,6 +51,10 @@ var Forms = []Form{
 	{By: "check's and render's error on input over their limit (main.go)", Text: "kubectl monocle check -A"},
 	{By: "kubectl monocle restore, interrupted (kubectl-monocle/restore.go): resume", Text: "kubectl monocle restore NAME -n NAMESPACE --snapshot NAME"},
 	{By: "kubectl monocle restore, interrupted, and backup during a restore (kubectl-monocle): undo", Text: "kubectl monocle restore NAME -n NAMESPACE --undo"},
+	{By: "kubectl monocle restore, a record it cannot check (kubectl-monocle/restore.go): undo with explicit values, the defaults shown",
+		Text: "kubectl monocle restore NAME -n NAMESPACE --undo --api-replicas 1 --crawler-enabled=true --snapshots-suspend=false"},
+	{By: "kubectl monocle restore, update-idents failed (kubectl-monocle/restore.go)", Text: "kubectl monocle janitor NAME update-idents -n NAMESPACE"},
+	{By: "kubectl monocle janitor, a record it cannot check (kubectl-monocle/janitor.go)", Text: "kubectl -n NAMESPACE annotate monocle NAME monocle.monocle.change-metrics.io/janitor-"},
 }
 
 // Namespace reports whether ns may be printed as a namespace: a DNS label,

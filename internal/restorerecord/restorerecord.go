@@ -3,7 +3,9 @@
 // it is at, and the spec's values it changed as they were, so that an
 // interrupted restore is resumed or undone with what the user had. The
 // plugin writes it; the plugin (to resume or undo) and the hook (to say the
-// Monocle is not ready while it restores) read it.
+// Monocle is not ready while it restores) read it. The record a janitor
+// command keeps while it has stopped the crawler (Janitor) is read the same
+// strict way.
 //
 // Anyone who may edit the Monocle may write the annotation, so a record is
 // taken only in the exact form this package writes: Decode refuses any
@@ -42,13 +44,19 @@ const (
 	Stopping Step = "Stopping"
 	// Restoring: the restore Job runs.
 	Restoring Step = "Restoring"
+	// UpdatingIdents: the snapshot is restored; update-idents re-attributes
+	// its changes to the idents of the config the API runs, the writers
+	// still stopped. A snapshot holds the authors as the crawler resolved
+	// them when it crawled (Monocle 1.11.2 src/Lentille.hs:151-161): an
+	// idents edit since then is applied only by update-idents.
+	UpdatingIdents Step = "UpdatingIdents"
 	// PuttingBack: the restore has ended (or is undone); the spec's values
 	// are being put back.
 	PuttingBack Step = "PuttingBack"
 )
 
 // Steps are the steps, in their order.
-var Steps = []Step{Stopping, Restoring, PuttingBack}
+var Steps = []Step{Stopping, Restoring, UpdatingIdents, PuttingBack}
 
 // Record is the annotation's value.
 type Record struct {
@@ -60,8 +68,10 @@ type Record struct {
 	Repository string `json:"repository"`
 	Location   string `json:"location"`
 	Step       Step   `json:"step"`
-	// JobUID is the UID of the restore Job the plugin created, once it
-	// exists ("" before).
+	// JobUID is the UID of the Job the plugin created for the step: the
+	// restore Job at Restoring (always set), the update-idents Job at
+	// UpdatingIdents once it exists; "" while Stopping. A Job of the same
+	// name with another UID is not the restore's.
 	JobUID string `json:"jobUID"`
 	// Before are spec.api.replicas, spec.crawler.enabled and
 	// spec.elasticsearch.snapshots.suspend as they were (null: not set).
@@ -106,24 +116,33 @@ var uid = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[
 // written. Its errors quote no value of raw unescaped: %q at most.
 func Decode(raw string) (Record, error) {
 	var r Record
-	if len(raw) > MaxLength {
-		return r, fmt.Errorf("%d bytes, more than a record's %d", len(raw), MaxLength)
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Record{}, fmt.Errorf("not a record: %w", err)
-	}
-	// encoding/json matches keys case-insensitively, keeps the last of two
-	// keys and stops at the object's end: the written form, compared byte
-	// for byte, refuses all of these at once.
-	if r.Encode() != raw {
-		return Record{}, errors.New("not in the form kubectl monocle writes (its keys, their case and order, nothing else)")
+	if err := decode(raw, &r); err != nil {
+		return Record{}, err
 	}
 	if err := r.check(); err != nil {
 		return Record{}, err
 	}
 	return r, nil
+}
+
+// decode reads raw into v, refused unless raw is, byte for byte, what v's
+// Encode writes.
+func decode[T interface{ Encode() string }](raw string, v *T) error {
+	if len(raw) > MaxLength {
+		return fmt.Errorf("%d bytes, more than a record's %d", len(raw), MaxLength)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not a record: %w", err)
+	}
+	// encoding/json matches keys case-insensitively, keeps the last of two
+	// keys and stops at the object's end: the written form, compared byte
+	// for byte, refuses all of these at once.
+	if (*v).Encode() != raw {
+		return errors.New("not in the form kubectl monocle writes (its keys, their case and order, nothing else)")
+	}
+	return nil
 }
 
 // check holds the values to what the writer writes.
@@ -135,6 +154,10 @@ func (r Record) check() error {
 		return fmt.Errorf("jobUID %q is not a UID", r.JobUID)
 	case !slices.Contains(Steps, r.Step):
 		return fmt.Errorf("step %q is none of %q", r.Step, Steps)
+	case r.Step == Stopping && r.JobUID != "":
+		return errors.New("a jobUID while Stopping, before any Job")
+	case r.Step == Restoring && r.JobUID == "":
+		return errors.New("no jobUID while Restoring")
 	case r.Before == nil:
 		return errors.New("no before")
 	case r.Before.Spec.API.Replicas != nil && *r.Before.Spec.API.Replicas < 0:

@@ -53,6 +53,8 @@ func TestDecodeRefuses(t *testing.T) {
 		"no monocle UID":     with(func(r *Record) { r.MonocleUID = "" }),
 		"bad job UID":        with(func(r *Record) { r.JobUID = "../x" }),
 		"unknown step":       with(func(r *Record) { r.Step = "Done" }),
+		"job while stopping": with(func(r *Record) { r.Step = Stopping }),
+		"restoring, no job":  with(func(r *Record) { r.JobUID = "" }),
 		"ESC in snapshot":    with(func(r *Record) { r.Snapshot = "a\x1b]0;x\x07" }),
 		"relative location":  with(func(r *Record) { r.Location = "snapshots" }),
 		"upper-case repo":    with(func(r *Record) { r.Repository = "Monocle" }),

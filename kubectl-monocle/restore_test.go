@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/janitorjob"
+	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/internal/restorejob"
+	"github.com/change-metrics/monocle-hook/internal/restorerecord"
+	"github.com/change-metrics/monocle-hook/internal/snapshot"
+)
+
+const (
+	monocleUID = "0b6e1f3c-2a8d-4c51-9e0f-7d3a5b2c1e90"
+	jobUID     = "5f1c9a2e-7b3d-4e8a-a6c0-2d9b8e7f1a34"
+	otherUID   = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+	restored   = "monocle-20261130-030000"
+)
+
+// restoreMonocle is a Monocle that takes snapshots, runs a config with a
+// workspace and a crawler, and carries the annotation key: value ("" none).
+func restoreMonocle(key, value string) string {
+	annotations := ""
+	if value != "" {
+		annotations = "\n  annotations:\n    " + key + ": '" + strings.ReplaceAll(value, "'", "''") + "'"
+	}
+	return `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata:
+  name: m
+  namespace: ns
+  uid: ` + monocleUID + `
+  resourceVersion: "7"` + annotations + `
+spec:
+  config: |
+    workspaces:
+      - name: demo
+        crawlers:
+          - name: zuul
+            update_since: "2024-01-01"
+            provider: {gerrit_url: https://review.opendev.org, gerrit_repositories: [zuul/zuul]}
+  api: {replicas: 0}
+  crawler: {enabled: false}
+  elasticsearch:
+    snapshots: {schedule: "0 3 * * *", keep: 7, suspend: true}
+`
+}
+
+// goodRecord is the record a restore of restored at step writes on
+// restoreMonocle.
+func goodRecord(step restorerecord.Step) restorerecord.Record {
+	r := restorerecord.Record{MonocleUID: monocleUID, Snapshot: restored, Repository: snapshot.DefaultRepository, Location: snapshot.DefaultLocation,
+		Step: step, Before: &restorerecord.Before{}}
+	if step != restorerecord.Stopping {
+		r.JobUID = jobUID
+	}
+	r.Before.Spec.API.Replicas = ptr.To[int32](2)
+	r.Before.Spec.Crawler.Enabled = ptr.To(true)
+	return r
+}
+
+// restoreCluster is a fake API with restoreMonocle carrying annotation as
+// its restore record, the config ConfigMap its API mounts (as the hook
+// answers it), and objs.
+func restoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	return clusterWith(t, restoreAnnotation, annotation, objs...)
+}
+
+// clusterWith is restoreCluster with the annotation key: value.
+func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	dyn := fakeCluster(t, restoreMonocle("", ""))
+	c := &clients{dyn: dyn}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: api.Spec.Template.Spec.Volumes[0].ConfigMap.Name, Namespace: "ns"},
+		Data:       map[string]string{instance.ConfigFile: m.Spec.Config}}
+	dyn = fakeCluster(t, restoreMonocle(key, value))
+	// As the API server gives it: an integer is an int64, not YAML's float64.
+	u, err := dyn.Resource(monocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(u.Object, int64(0), "spec", "api", "replicas"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(u.Object, int64(7), "spec", "elasticsearch", "snapshots", "keep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(monocleGVR).Namespace("ns").Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range append([]runtime.Object{cm}, objs...) {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		gvr := map[string]schema.GroupVersionResource{"ConfigMap": cmGVR, "Job": jobGVR}[gvk.Kind]
+		if _, err := dyn.Resource(gvr).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dyn.ClearActions()
+	return dyn
+}
+
+// restoreJobOf is the restore Job of restored as it exists, of UID uid,
+// ended or running.
+func restoreJobOf(t *testing.T, uid string, ended bool) *batchv1.Job {
+	t.Helper()
+	job, err := restorejob.Build(restorejob.Options{Monocle: "m", Namespace: "ns", Snapshot: restored, Repository: snapshot.DefaultRepository,
+		Location: snapshot.DefaultLocation, Image: elastic.DefaultHookImage, Timeout: snapshot.DefaultTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.UID = types.UID(uid)
+	if ended {
+		job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	}
+	return job
+}
+
+// identsJobOf is the update-idents Job a restore of restoreMonocle
+// creates, as it exists, of UID uid, running.
+func identsJobOf(t *testing.T, uid string) *batchv1.Job {
+	t.Helper()
+	c := &clients{dyn: restoreCluster(t, "")}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, _, err := janitorJob(context.Background(), c, m, janitorjob.Options{Monocle: "m", Command: "update-idents"}, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.UID = types.UID(uid)
+	return job
+}
+
+// writes are the actions on dyn that change something.
+func writes(dyn *dynamicfake.FakeDynamicClient) []string {
+	var out []string
+	for _, a := range dyn.Actions() {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+		default:
+			out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
+		}
+	}
+	return out
+}
+
+// A restore resumes only from a record it can check: in the form it
+// writes, of this Monocle's UID, for the repository the Monocle's own
+// snapshots use (as the hook answers its CronJob), its Job the one it
+// created (by UID). Any other is refused, saying what to do (--undo with
+// explicit values, or a fresh restore), and nothing is written: no patch,
+// no Job created or deleted. --undo refuses the same records.
+func TestRestoreRefusesARecordItCannotCheck(t *testing.T) {
+	good := goodRecord(restorerecord.Restoring).Encode()
+	with := func(f func(*restorerecord.Record)) string {
+		r := goodRecord(restorerecord.Restoring)
+		f(&r)
+		return r.Encode()
+	}
+	for name, tc := range map[string]struct {
+		record string
+		objs   []runtime.Object
+		why    string
+		undo   bool // --undo refuses it too (it reads no Job's UID)
+	}{
+		"another repository": {record: with(func(r *restorerecord.Record) { r.Repository = "other" }), undo: true,
+			why: `it names repository "other" at "/usr/share/elasticsearch/snapshots/monocle", not the one Monocle m's snapshots use (monocle at /usr/share/elasticsearch/snapshots/monocle)`},
+		"another location": {record: with(func(r *restorerecord.Record) { r.Location = "/usr/share/elasticsearch/snapshots/other" }), undo: true,
+			why: `it names repository "monocle" at "/usr/share/elasticsearch/snapshots/other"`},
+		"another Monocle's UID": {record: with(func(r *restorerecord.Record) { r.MonocleUID = otherUID }), undo: true,
+			why: "it was written on another Monocle (another UID)"},
+		"another Job's UID": {record: good, objs: []runtime.Object{restoreJobOf(t, otherUID, false)},
+			why: "the restore Job " + restorejob.JobName("m", "monocle", restored) + " is not the one it names: another UID"},
+		"another Job's UID, ended": {record: good, objs: []runtime.Object{restoreJobOf(t, otherUID, true)},
+			why: "is not the one it names: another UID"},
+		"another update-idents Job's UID": {record: goodRecord(restorerecord.UpdatingIdents).Encode(), objs: []runtime.Object{identsJobOf(t, otherUID)},
+			why: "the update-idents Job " + identsJobOf(t, otherUID).Name + " is not the one it names: another UID"},
+		"upper-case key":  {record: strings.Replace(good, `"repository"`, `"Repository"`, 1), undo: true, why: "not in the form kubectl monocle writes"},
+		"duplicate key":   {record: strings.TrimSuffix(good, "}") + `,"repository":"other"}`, undo: true, why: "not in the form kubectl monocle writes"},
+		"duplicate first": {record: strings.Replace(good, `{"monocleUID"`, `{"repository":"other","monocleUID"`, 1), undo: true, why: "not in the form kubectl monocle writes"},
+		"trailing data":   {record: good + `{}`, undo: true, why: "not in the form kubectl monocle writes"},
+		"trailing space":  {record: good + " ", undo: true, why: "not in the form kubectl monocle writes"},
+		"the old form": {record: `{"snapshot":"` + restored + `","repository":"monocle","location":"/usr/share/elasticsearch/snapshots/monocle","before":{"spec":{"api":{"replicas":2},"crawler":{"enabled":null},"elasticsearch":{"snapshots":{"suspend":null}}}}}`,
+			undo: true, why: "not in the form kubectl monocle writes"},
+		"a terminal escape": {record: with(func(r *restorerecord.Record) { r.Repository = "\x1b]0;owned\x07" }), undo: true, why: `\x1b`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			runs := [][]string{{"restore", "m", "-n", "ns", "--snapshot", restored}}
+			if tc.undo {
+				runs = append(runs, []string{"restore", "m", "-n", "ns", "--undo"})
+			}
+			for _, args := range runs {
+				dyn := restoreCluster(t, tc.record, tc.objs...)
+				code, out, errOut := runWith(&clients{dyn: dyn}, args...)
+				if code != 2 || !strings.Contains(errOut, "is not a record this command wrote for it (") || !strings.Contains(errOut, tc.why) ||
+					!strings.Contains(errOut, "nothing of it is applied") ||
+					!strings.Contains(errOut, explicitUndoCommand("ns", "m")) || !printable.Clean(strings.TrimSpace(errOut)) {
+					t.Errorf("%q: exit %d\n%s%s", args, code, out, errOut)
+				}
+				if args[len(args)-1] != "--undo" && !strings.Contains(errOut, "restore afresh with "+resumeCommand("ns", "m", restored)) {
+					t.Errorf("%q: no fresh restore said:\n%s", args, errOut)
+				}
+				if w := writes(dyn); len(w) > 0 {
+					t.Errorf("%q: refused, yet wrote %v", args, w)
+				}
+			}
+		})
+	}
+}
+
+// --undo with explicit values puts them back, whatever the record, and
+// takes all three or none.
+func TestRestoreUndoWithExplicitValues(t *testing.T) {
+	dyn := restoreCluster(t, "forged")
+	code, out, errOut := runWith(&clients{dyn: dyn}, "restore", "m", "-n", "ns", "--undo", "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false")
+	if code != 0 || !strings.Contains(out, `put back with the values given`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	u, err := dyn.Resource(monocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := u.GetAnnotations()[restoreAnnotation]; ok || nested(u, "spec", "api", "replicas") != int64(3) ||
+		nested(u, "spec", "crawler", "enabled") != true || nested(u, "spec", "elasticsearch", "snapshots", "suspend") != false {
+		t.Errorf("after: %v", u.Object)
+	}
+	for _, args := range [][]string{
+		{"restore", "m", "-n", "ns", "--undo", "--api-replicas", "3"},
+		{"restore", "m", "-n", "ns", "--snapshot", restored, "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false"},
+		{"restore", "m", "-n", "ns", "--undo", "--api-replicas", "-1", "--crawler-enabled=true", "--snapshots-suspend=false"},
+	} {
+		dyn := restoreCluster(t, "forged")
+		if code, out, errOut := runWith(&clients{dyn: dyn}, args...); code != 2 || len(writes(dyn)) > 0 {
+			t.Errorf("%q: exit %d, writes %v\n%s%s", args, code, writes(dyn), out, errOut)
+		}
+	}
+}
+
+// The record the restore writes at each step is one it resumes from.
+func TestRestoreResumesItsOwnRecord(t *testing.T) {
+	for _, step := range restorerecord.Steps {
+		dyn := restoreCluster(t, goodRecord(step).Encode())
+		r := &restorer{c: &clients{dyn: dyn}, out: new(strings.Builder), ns: "ns", name: "m", o: restoreOptions{snapshot: restored, hookImage: elastic.DefaultHookImage}}
+		u, m, err := r.read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ownRepository(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		rec, resuming, err := r.record(u)
+		if err != nil || !resuming || rec.Encode() != goodRecord(step).Encode() {
+			t.Errorf("%s: %v %v %s", step, err, resuming, rec.Encode())
+		}
+	}
+}
+
+// A restore ends with update-idents for the config the API runs: a
+// snapshot holds each change's authors as the crawler resolved them from
+// the config's idents when it crawled (Monocle 1.11.2 src/Lentille.hs:151-161,
+// toIdent, given the config's getIdentByAliasCB at src/Macroscope/Main.hs:346,355,370),
+// and only the janitor's update-idents rewrites them for the idents of
+// today's config (src/Monocle/Backend/Janitor.hs:29-39 updateAuthor,
+// 41-55 updateIdentsOnWorkspace). So an idents edit made since the
+// snapshot would be lost on the restored changes. The Job is the janitor's
+// (kubectl monocle janitor N update-idents), built from the hook's answer
+// for the spec, never the observed Deployment: --dry-run shows it and
+// writes nothing.
+func TestRestoreEndsWithUpdateIdents(t *testing.T) {
+	dyn := restoreCluster(t, "")
+	code, out, errOut := runWith(&clients{dyn: dyn}, "restore", "m", "-n", "ns", "--snapshot", restored, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	want := identsJobOf(t, "")
+	c := want.Spec.Template.Spec.Containers[0]
+	switch {
+	case strings.Join(c.Command[:3], " ") != "monocle janitor update-idents":
+		t.Errorf("the idents Job runs %q", c.Command)
+	case !strings.Contains(out, "4. Create the second Job below, update-idents for the config the API runs"):
+		t.Errorf("the plan says no update-idents:\n%s", out)
+	case !strings.Contains(out, "name: "+want.Name) || !strings.Contains(out, "image: "+c.Image) || !strings.Contains(out, "- update-idents"):
+		t.Errorf("the plan does not show Job %s (image %s):\n%s", want.Name, c.Image, out)
+	}
+	if w := writes(dyn); len(w) > 0 {
+		t.Errorf("--dry-run wrote %v", w)
+	}
+}

@@ -286,8 +286,16 @@ func backupJob(observed, want *batchv1.CronJob, at time.Time) (*batchv1.Job, str
 	if len(containers) != 1 || len(containers[0].Args) == 0 || containers[0].Args[0] != "snapshot" {
 		return nil, "", fmt.Errorf("the hook's CronJob %s runs no monocle-hook snapshot", want.Name)
 	}
-	// The hook sets no --prefix: its runs are named with the default.
-	snapshotName := snapshot.Name(snapshot.DefaultPrefix, at)
+	// Named as the hook's runs are (its --prefix, else the default), and
+	// only so: retention keeps it among them.
+	prefix := snapshot.DefaultPrefix
+	if i := slices.Index(containers[0].Args, "--prefix"); i >= 0 && i+1 < len(containers[0].Args) {
+		prefix = containers[0].Args[i+1]
+	}
+	snapshotName := snapshot.Name(prefix, at)
+	if _, err := snapshot.CheckWritten(snapshotName); err != nil {
+		return nil, "", fmt.Errorf("the hook's CronJob %s: %w; no Job is created", want.Name, err)
+	}
 	annotations := map[string]string{"cronjob.kubernetes.io/instantiate": "manual", instance.Group + "/snapshot": snapshotName}
 	maps.Copy(annotations, want.Spec.JobTemplate.Annotations)
 	job := &batchv1.Job{

@@ -21,8 +21,10 @@ type fakeMonocle struct {
 	t       *testing.T
 	commits map[string]string // workspace/crawler -> RFC 3339 date
 	status  int               // answer this status instead, when set
-	mu      sync.Mutex
-	asked   []string
+	// errorFor: answer 500 with this body for a workspace/crawler.
+	errorFor map[string]string
+	mu       sync.Mutex
+	asked    []string
 }
 
 func (f *fakeMonocle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -51,6 +53,10 @@ func (f *fakeMonocle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.asked = append(f.asked, req.Index+"/"+req.Crawler)
 	f.mu.Unlock()
+	if body, ok := f.errorFor[req.Index+"/"+req.Crawler]; ok {
+		http.Error(w, body, http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	date, ok := f.commits[req.Index+"/"+req.Crawler]
 	switch {
@@ -59,7 +65,7 @@ func (f *fakeMonocle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		w.Write([]byte(`{"error":"CommitGetNoEntity"}`))
 	default:
-		w.Write([]byte(`{"entity":{"entity":{"project_name":"org/` + req.Crawler + `"},"last_commit_at":"` + date + `"}}`))
+		json.NewEncoder(w).Encode(map[string]any{"entity": map[string]any{"entity": map[string]string{"project_name": "org/" + req.Crawler}, "last_commit_at": date}})
 	}
 }
 

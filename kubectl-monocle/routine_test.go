@@ -214,3 +214,40 @@ func TestPrintedCommandsAreForms(t *testing.T) {
 		t.Errorf("unquoted: %s", got)
 	}
 }
+
+// A snapshot name that is not what `monocle-hook snapshot` writes is
+// refused before any Job exists: backup's, from the prefix of the hook's
+// CronJob, and restore's --snapshot; the refusal shows the name escaped.
+func TestSnapshotNamesAreTheCommands(t *testing.T) {
+	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
+	for prefix, ok := range map[string]bool{"nightly": true, "\x1b]0;owned\x07": false, "Monocle": false, "a/b": false} {
+		cj := want.DeepCopy()
+		args := &cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
+		*args = append(*args, "--prefix", prefix)
+		_, name, err := backupJob(cj, cj, at)
+		switch {
+		case ok && (err != nil || name != prefix+"-20261203-040506"):
+			t.Errorf("prefix %q: %s, %v", prefix, name, err)
+		case !ok && (err == nil || !printable.Clean(err.Error())):
+			t.Errorf("prefix %q: %s, %v", prefix, name, err)
+		}
+	}
+	for _, snapshot := range []string{"monocle-before-upgrade", "\x1b[2Jmonocle-20261130-030000", "../monocle-20261130-030000"} {
+		code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", snapshot)
+		if code != 2 || !strings.Contains(stderr, "not a name monocle-hook snapshot writes") || !printable.Clean(strings.ReplaceAll(stdout+stderr, "\n", "")) {
+			t.Errorf("restore --snapshot %q: exit %d\n%s%s", snapshot, code, stdout, stderr)
+		}
+	}
+	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+		t.Errorf("Jobs created: %v (%v)", jobs, err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -28,7 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
+	yaml2 "go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook"
@@ -499,19 +501,15 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 
 func printStatus(w io.Writer, st *Status, output string) error {
 	switch output {
-	case "json":
+	case "json", "yaml":
 		b, err := json.MarshalIndent(st, "", "  ")
+		if err == nil && output == "yaml" {
+			b, err = jsonToYAML(b)
+		}
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(st)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
+		_, err = fmt.Fprintf(w, "%s\n", bytes.TrimSuffix(printable.Quoted(b), []byte("\n")))
 		return err
 	}
 	// Every value read from the cluster is shown as text, escaped.
@@ -542,7 +540,7 @@ func printStatus(w io.Writer, st *Status, output string) error {
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", c.Kind, e(c.Name), c.Ready, e(c.Detail))
 	}
 	for _, n := range st.NotShown {
-		fmt.Fprintf(tw, "(not shown: %s)\n", n)
+		fmt.Fprintf(tw, "(not shown: %s)\n", e(n))
 	}
 	fmt.Fprintln(tw, "\nPOD\tPHASE\tREADY\tRESTARTS")
 	if len(st.Pods) == 0 {
@@ -571,7 +569,7 @@ func printStatus(w io.Writer, st *Status, output string) error {
 		if s.Suspended {
 			next = "none: suspended"
 		}
-		line("Snapshots:", "schedule %s%s, volume %s %s", e(orNone(s.Schedule)), tz(s.TimeZone), e(orNone(s.Claim)), e(s.Volume))
+		line("Snapshots:", "schedule %s%s, volume %s %s", e(orNone(s.Schedule)), e(tz(s.TimeZone)), e(orNone(s.Claim)), e(s.Volume))
 		line("  last:", "%s (last successful: %s)", timeOr(s.Last), timeOr(s.LastSuccessful))
 		line("  next:", "%s", next)
 	} else {
@@ -595,6 +593,45 @@ func printStatus(w io.Writer, st *Status, output string) error {
 		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
 	}
 	return tw.Flush()
+}
+
+// jsonToYAML writes the JSON text of a value as YAML, each string that
+// holds a character printable.Escape escapes double-quoted (the emitter then
+// escapes the controls itself, and printable.Quoted the rest), and never
+// fails on one: sigs.k8s.io/yaml's reader refuses a raw C1 control.
+func jsonToYAML(text []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(printable.Quoted(text), &doc); err != nil {
+		return nil, err
+	}
+	var restyle func(n *yaml.Node)
+	restyle = func(n *yaml.Node) {
+		n.Style = 0
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && (!printable.Clean(n.Value) || !yaml11String(n.Value)) {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		for _, c := range n.Content {
+			restyle(c)
+		}
+	}
+	restyle(&doc)
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// yaml11String: a YAML 1.1 reader (sigs.k8s.io/yaml, kubectl) reads s,
+// written plain, as that string: yaml.v3 writes YAML 1.2, where "no" and
+// "on" are strings that 1.1 reads as booleans.
+func yaml11String(s string) bool {
+	var v any
+	err := yaml2.Unmarshal([]byte(s), &v)
+	plain, ok := v.(string)
+	return err == nil && ok && plain == s
 }
 
 func orNone(s string) string { return cmp.Or(s, "(none)") }

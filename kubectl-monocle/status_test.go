@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // A converged Monocle m of namespace ns, and another Monocle's API beside
@@ -265,5 +266,116 @@ metadata: {name: m, namespace: ns, generation: 1}
 	code, stdout, _ = runWith(c, "status", "m", "-n", "ns")
 	if code != 0 || !strings.Contains(stdout, "(none yet: Metacontroller has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
 		t.Errorf("exit %d\n%s", code, stdout)
+	}
+}
+
+// hostile is what a namespace editor may write into every value status
+// prints, in YAML's double-quoted escapes: an OSC that sets the window's
+// title, a CSI that clears the screen (ESC and the C1 CSI), a forged line,
+// DEL, a bidi override and isolate, a line separator and the C1 NEL.
+const hostile = `\e]0;owned\a\e[2J\x9b2J\rforged\n\x7f\u202eevil\u2066\L\N`
+
+// Every value status prints comes through the project's escaping, in every
+// output mode: the text has no character a terminal acts on; -o json and
+// -o yaml are valid, read back as the same status, and hold none raw
+// (encoding/json leaves C1 and bidi as they are; sigs.k8s.io/yaml fails on
+// a C1 control).
+func TestStatusPrintsEscaped(t *testing.T) {
+	h := hostile
+	cluster := strings.NewReplacer("@@", h).Replace(`
+apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata: {name: m, namespace: ns, generation: 3}
+status:
+  observedGeneration: 3
+  url: "http://@@"
+  versions: {monocle: "@@", elasticsearch: "@@"}
+  storage: {claim: "@@", requested: "@@", capacity: "@@"}
+  snapshots: {claim: "@@", capacity: "@@"}
+  conditions:
+  - {type: "@@", status: "@@", reason: "@@", message: "@@", lastTransitionTime: "2026-12-01T00:00:00Z"}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: "@@", namespace: ns, labels: {app.kubernetes.io/instance: m}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m-api, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec:
+  template:
+    spec:
+      containers: [{name: api, image: x}]
+      volumes: [{name: config, configMap: {name: m-config-0123456789}}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: m-snapshots, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec: {schedule: "@@", timeZone: "@@"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: m-config-0123456789, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+data:
+  config.yaml: |
+    workspaces:
+      - name: ws
+        crawlers:
+          - name: "@@"
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+          - name: "@@2"
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: "@@", namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec: {containers: [{name: api, image: x}]}
+status: {phase: "@@"}
+`)
+	var raw string
+	if err := yaml.Unmarshal([]byte(`"`+h+`"`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	crawler := raw
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/" + crawler: "2026-11-30T10:00:00Z"}, errorFor: map[string]string{"ws/" + crawler + "2": raw}}
+	api := f.start()
+	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
+	st, err := readStatus(context.Background(), c, "ns", "m", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hostile value reached every field the test means to cover.
+	want, _ := json.Marshal(raw)
+	whole, _ := json.Marshal(st)
+	if n := strings.Count(string(whole), string(want[1:len(want)-1])); n < 20 {
+		t.Fatalf("the hostile value is in only %d fields of the status:\n%s", n, whole)
+	}
+	for _, format := range []string{"", "json", "yaml"} {
+		var out strings.Builder
+		if err := printStatus(&out, st, format); err != nil {
+			t.Fatalf("-o %q: %v", format, err)
+		}
+		for i, line := range strings.Split(out.String(), "\n") {
+			if !printable.Clean(line) {
+				t.Errorf("-o %q: line %d holds a character a terminal acts on: %q", format, i+1, line)
+			}
+		}
+		if format == "" {
+			continue
+		}
+		var back Status
+		if format == "json" {
+			err = json.Unmarshal([]byte(out.String()), &back)
+		} else {
+			err = yaml.Unmarshal([]byte(out.String()), &back)
+		}
+		if err != nil {
+			t.Fatalf("-o %s does not read back: %v\n%s", format, err, out.String())
+		}
+		if again, _ := json.Marshal(back); string(again) != string(whole) {
+			t.Errorf("-o %s reads back as another status:\n%s\nwant\n%s", format, again, whole)
+		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
+	yaml2 "go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	yaml2 "go.yaml.in/yaml/v2"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook"

@@ -114,11 +114,17 @@ type Snapshots struct {
 	Volume string       `json:"capacity,omitempty"`
 }
 
+// Crawler is a crawler's commit for one kind of entity it crawls.
 type Crawler struct {
 	Workspace string `json:"workspace"`
 	Crawler   string `json:"crawler"`
-	// OldestEntity is the project it updates next, and LastCommitAt the
-	// date up to which it has crawled it (and so every other).
+	// Entity is the kind (organization, project, task data, user): each
+	// crawler is asked for those its provider's streams crawl
+	// (monocleconfig.Workspace.Entities).
+	Entity string `json:"entity,omitempty"`
+	// OldestEntity is the entity of that kind it updates next, and
+	// LastCommitAt the date up to which it has crawled it (and so every
+	// other of that kind).
 	OldestEntity string     `json:"oldestEntity,omitempty"`
 	LastCommitAt *time.Time `json:"lastCommitAt,omitempty"`
 	Error        string     `json:"error,omitempty"`
@@ -464,11 +470,17 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	var out []Crawler
 	note := ""
 	for _, ws := range cfg.Workspaces {
-		for _, cr := range ws.Crawlers {
-			if len(out) == maxCrawlers {
-				return out, fmt.Sprintf("crawlers: only the first %d are shown", maxCrawlers)
+		for i, cr := range ws.Crawlers {
+			kinds := []string{""}
+			if i < len(ws.Entities) && len(ws.Entities[i]) > 0 {
+				kinds = ws.Entities[i]
 			}
-			out = append(out, Crawler{Workspace: ws.Name, Crawler: cr})
+			for _, kind := range kinds {
+				if len(out) == maxCrawlers {
+					return out, fmt.Sprintf("crawlers: only the first %d crawlers' kinds of entity are shown", maxCrawlers)
+				}
+				out = append(out, Crawler{Workspace: ws.Name, Crawler: cr, Entity: kind})
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -479,7 +491,11 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	}
 	apiClient := c.crawlers(ns, APIService(name))
 	for i := range out {
-		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, EntityProject)
+		if out[i].Entity == "" {
+			out[i].Error = "Monocle's crawler runs no stream of it (a GitHub application or task data crawler)"
+			continue
+		}
+		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, entityTypes[out[i].Entity])
 		switch {
 		case Forbidden(err):
 			// The same for every crawler: one line says why.
@@ -489,7 +505,7 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 			out[i].Error = err.Error()
 			note = "crawlers: Monocle's API, through the API server's service proxy, did not answer for every crawler"
 		case info.NoEntity:
-			out[i].Error = "no project crawled yet"
+			out[i].Error = "no " + out[i].Entity + " crawled yet"
 		default:
 			out[i].OldestEntity = info.Entity
 			t := info.LastCommitAt
@@ -576,7 +592,7 @@ func printStatus(w io.Writer, st *Status, output string) error {
 		line("Snapshots:", "off")
 	}
 	if len(st.Crawlers) > 0 {
-		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tLAST COMMIT\tOLDEST PROJECT")
+		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tENTITY\tLAST COMMIT\tOLDEST")
 		for _, c := range st.Crawlers {
 			when := "-"
 			if c.LastCommitAt != nil {
@@ -586,7 +602,7 @@ func printStatus(w io.Writer, st *Status, output string) error {
 			if c.Error != "" {
 				detail = c.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), when, e(detail))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), e(cmp.Or(c.Entity, "-")), when, e(detail))
 		}
 	}
 	if st.CrawlersNote != "" {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +113,7 @@ spec: {containers: [{name: api, image: x}]}
 var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 func TestStatusConverged(t *testing.T) {
-	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github": "2026-11-30T10:00:00Z"}}
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github/" + EntityProject: "2026-11-30T10:00:00Z"}}
 	api := f.start()
 	var asked []string
 	c := &clients{dyn: fakeCluster(t, converged), crawlers: func(ns, svc string) CrawlerAPI {
@@ -189,7 +191,7 @@ func TestStatusConverged(t *testing.T) {
 		} else {
 			err = yaml.Unmarshal([]byte(b.String()), &back)
 		}
-		if err != nil || back.Name != "m" || len(back.Crawlers) != 2 || back.Snapshots.Next == nil || !back.Snapshots.Next.Time.Equal(time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)) {
+		if err != nil || back.Name != "m" || len(back.Crawlers) != 4 || back.Snapshots.Next == nil || !back.Snapshots.Next.Time.Equal(time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)) {
 			t.Errorf("-o %s: %v\n%s", format, err, b.String())
 		}
 	}
@@ -339,7 +341,7 @@ status: {phase: "@@"}
 		t.Fatal(err)
 	}
 	crawler := raw
-	f := &fakeMonocle{t: t, commits: map[string]string{"ws/" + crawler: "2026-11-30T10:00:00Z"}, errorFor: map[string]string{"ws/" + crawler + "2": raw}}
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/" + crawler + "/" + EntityProject: "2026-11-30T10:00:00Z"}, errorFor: map[string]string{"ws/" + crawler + "2": raw}}
 	api := f.start()
 	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
 	st, err := readStatus(context.Background(), c, "ns", "m", now)
@@ -376,6 +378,87 @@ status: {phase: "@@"}
 		}
 		if again, _ := json.Marshal(back); string(again) != string(whole) {
 			t.Errorf("-o %s reads back as another status:\n%s\nwant\n%s", format, again, whole)
+		}
+	}
+}
+
+// status asks each crawler for the kinds of entity its provider's streams
+// crawl, and only those (src/Macroscope/Main.hs:335-377, getCrawler;
+// src/Macroscope/Worker.hs:43-48, streamEntity): a GitHub users crawler
+// for users and a Bugzilla one for task data, never for a project, which
+// src/Monocle/Config.hs:420-429 (getCrawlerProject) gives neither; the
+// fake answers as src/Monocle/Api/Server.hs:429-460 does, by crawler and
+// EntityType. A task data crawler, which Monocle's crawler does not run
+// (Main.hs:377), is asked nothing.
+func TestStatusAsksEachCrawlerItsKinds(t *testing.T) {
+	cluster := strings.Replace(converged, `          - name: github
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+          - name: gerrit
+            update_since: "2024-01-01"
+            provider: {gerrit_url: "https://review.example.com", gerrit_repositories: [p]}`, `          - name: users
+            update_since: "2024-01-01"
+            provider: {github_users: [alice], github_token: GITHUB_TOKEN}
+          - name: bz
+            update_since: "2024-01-01"
+            provider: {bugzilla_url: "https://bz.example.com", bugzilla_products: [p]}
+          - name: td
+            update_since: "2024-01-01"
+            provider: TaskDataProvider`, 1)
+	if cluster == converged {
+		t.Fatal("the fixture's crawlers were not replaced")
+	}
+	f := &fakeMonocle{t: t, commits: map[string]string{
+		"ws/users/" + EntityUser:    "2026-11-29T10:00:00Z",
+		"ws/bz/" + EntityTaskData:   "2026-11-28T10:00:00Z",
+		"ws/users/" + EntityProject: "2000-01-01T00:00:00Z", // never asked
+		"ws/bz/" + EntityProject:    "2000-01-01T00:00:00Z",
+	}}
+	api := f.start()
+	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
+	for _, format := range []string{"", "json", "yaml"} {
+		f.asked = nil
+		args := []string{"status", "m", "-n", "ns"}
+		if format != "" {
+			args = append(args, "-o", format)
+		}
+		code, stdout, stderr := runWith(c, args...)
+		if code != 0 {
+			t.Fatalf("-o %q: exit %d\n%s", format, code, stderr)
+		}
+		if want := []string{"ws/users/" + EntityUser, "ws/bz/" + EntityTaskData}; !slices.Equal(f.asked, want) {
+			t.Errorf("-o %q: asked %v, want %v", format, f.asked, want)
+		}
+		var st Status
+		switch format {
+		case "":
+			for _, want := range []string{"ENTITY", "user_name: org/users", "2026-11-29T10:00:00Z", "td_name: org/bz", "2026-11-28T10:00:00Z", "runs no stream of it"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("status does not show %q:\n%s", want, stdout)
+				}
+			}
+			if strings.Contains(stdout, "no project crawled yet") || strings.Contains(stdout, "2000-01-01") {
+				t.Errorf("status shows a project for a crawler that has none:\n%s", stdout)
+			}
+			continue
+		case "json":
+			err := json.Unmarshal([]byte(stdout), &st)
+			if err != nil {
+				t.Fatal(err)
+			}
+		case "yaml":
+			if err := yaml.Unmarshal([]byte(stdout), &st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := map[string]string{}
+		for _, cr := range st.Crawlers {
+			got[cr.Crawler+"/"+cr.Entity] = cr.OldestEntity + cr.Error
+		}
+		want := map[string]string{"users/user": "user_name: org/users", "bz/task data": "td_name: org/bz",
+			"td/": "Monocle's crawler runs no stream of it (a GitHub application or task data crawler)"}
+		if !maps.Equal(got, want) {
+			t.Errorf("-o %s: crawlers %v, want %v", format, got, want)
 		}
 	}
 }

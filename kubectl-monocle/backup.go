@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -103,9 +104,9 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	if err != nil {
 		return err
 	}
-	if fields := drift(cj, want); len(fields) > 0 {
-		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. Put it back as the hook makes it: %s (the hook makes it again at its next sync), then run the backup again",
-			cronJobName, name, strings.Join(fields, ", "), hookImage, command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
+	if fields := drift(&cj.Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate); len(fields) > 0 {
+		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. %s, then run the backup again",
+			cronJobName, name, strings.Join(fields, ", "), hookImage, putBack(ns, "CronJob", cronJobName))
 	}
 	job, snapshotName, err := backupJob(cj, want, now().UTC())
 	if err != nil {
@@ -169,12 +170,28 @@ func ours(existing, want *batchv1.Job) error {
 }
 
 // answeredCronJob is the CronJob N-snapshots as the hook answers it for
-// the Monocle m now (hook.Sync on its spec, the ConfigMaps and Secrets it
-// reads, its generated Secrets and ConfigMap), never the observed one,
-// whose every field a namespace editor can write. Refused when the hook
-// would not apply m's spec in full: its answer then repeats the children
-// as last applied, and that copy is the tenant's too.
+// the Monocle m now (answer), never the observed one, whose every field a
+// namespace editor can write.
 func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*batchv1.CronJob, error) {
+	resp, err := answer(ctx, c, m, hookImage)
+	if err != nil {
+		return nil, err
+	}
+	n := instance.For(m.Name)
+	for _, child := range resp.Children {
+		if cj, ok := child.(*batchv1.CronJob); ok && cj.Name == n.Snapshots {
+			return cj, nil
+		}
+	}
+	return nil, fmt.Errorf("the hook answers no CronJob %s for Monocle %s", n.Snapshots, m.Name)
+}
+
+// answer is what the hook answers for the Monocle m now: hook.Sync on its
+// spec, the ConfigMaps and Secrets it reads, its generated Secrets and
+// ConfigMap. Refused when the hook would not apply m's spec in full: its
+// answer then repeats the children as last applied, and that copy is the
+// tenant's.
+func answer(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*wire.SyncResponse, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -224,24 +241,48 @@ func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookI
 				m.Name, cond.Reason, printable.Escape(cond.Message), command.Line("kubectl", "monocle", "-n", ns, "check", m.Name))
 		}
 	}
-	for _, child := range resp.Children {
-		if cj, ok := child.(*batchv1.CronJob); ok && cj.Name == n.Snapshots {
-			return cj, nil
-		}
-	}
-	return nil, fmt.Errorf("the hook answers no CronJob %s for Monocle %s", n.Snapshots, m.Name)
+	return resp, nil
 }
 
-// drift names the fields of the observed CronJob's pod template that are
-// not what the hook answers (want): those that reach what a Job of its
-// runs, as a namespace editor may have set them. Fields the API server
-// defaults are compared as defaulted.
-func drift(observed, want *batchv1.CronJob) []string {
-	o, w := observed.Spec.JobTemplate.Spec.Template.Spec, want.Spec.JobTemplate.Spec.Template.Spec
+// The paths of the pod spec in the children that run pods.
+const (
+	cronJobTemplate = "spec.jobTemplate.spec.template.spec."
+	podTemplate     = "spec.template.spec."
+)
+
+// podSpecOf is the pod spec of a child that runs pods, and its path; nil
+// for a child that runs none.
+func podSpecOf(child any) (*corev1.PodSpec, string) {
+	switch o := child.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec.Template.Spec, podTemplate
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template.Spec, podTemplate
+	case *batchv1.Job:
+		return &o.Spec.Template.Spec, podTemplate
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate
+	}
+	return nil, ""
+}
+
+// putBack says how to put back a child the hook makes: delete it, and the
+// hook makes it again, as it answers it, at its next sync.
+func putBack(ns, kind, name string) string {
+	return fmt.Sprintf("Put it back as the hook makes it: %s (the hook makes it again at its next sync)",
+		command.Line("kubectl", "-n", ns, "delete", strings.ToLower(kind), name))
+}
+
+// drift names the fields of an observed child's pod spec (at its path
+// at) that are not what the hook answers (want): those that reach what its
+// pods run, as a namespace editor may have set them. Fields the API server
+// defaults are compared as defaulted. backup refuses a CronJob that
+// drifts; kubectl monocle check shows each child that does.
+func drift(o, w *corev1.PodSpec, at string) []string {
 	var fields []string
 	differs := func(field string, d bool) {
 		if d {
-			fields = append(fields, "spec.jobTemplate.spec.template.spec."+field)
+			fields = append(fields, at+field)
 		}
 	}
 	differs("initContainers", len(o.InitContainers) != len(w.InitContainers))

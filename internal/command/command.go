@@ -51,6 +51,8 @@ var Forms = []Form{
 	{By: "check's and render's error on input over their limit (main.go)", Text: "kubectl monocle check -A"},
 	{By: "kubectl monocle restore, interrupted (kubectl-monocle/restore.go): resume", Text: "kubectl monocle restore NAME -n NAMESPACE --snapshot NAME"},
 	{By: "kubectl monocle restore, interrupted, and backup during a restore (kubectl-monocle): undo", Text: "kubectl monocle restore NAME -n NAMESPACE --undo"},
+	{By: "backup's refusal of a CronJob that drifts, and kubectl monocle check's ChildDrift (kubectl-monocle): put a child back; KIND is one that runs pods",
+		Text: "kubectl -n NAMESPACE delete KIND NAME"},
 }
 
 // Namespace reports whether ns may be printed as a namespace: a DNS label,
@@ -137,6 +139,7 @@ var formPatterns = func() []*regexp.Regexp {
 		"NAMESPACE", "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?",
 		"NAME", "[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?",
 		"KEY", key,
+		"KIND", "(?:cronjob|deployment|statefulset|job)",
 		"SIZE", `[0-9][0-9.]*(?:[eE][0-9]+|[kMGTPE]i?|[munk])?`,
 	)
 	var out []*regexp.Regexp

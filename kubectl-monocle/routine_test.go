@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
@@ -246,6 +248,51 @@ func TestSnapshotNamesAreTheCommands(t *testing.T) {
 		code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", snapshot)
 		if code != 2 || !strings.Contains(stderr, "not a name monocle-hook snapshot writes") || !printable.Clean(strings.ReplaceAll(stdout+stderr, "\n", "")) {
 			t.Errorf("restore --snapshot %q: exit %d\n%s%s", snapshot, code, stdout, stderr)
+		}
+	}
+	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+		t.Errorf("Jobs created: %v (%v)", jobs, err)
+	}
+}
+
+// A Monocle whose spec the hook refuses has its children held as last
+// applied, a copy anyone who may edit the child can write: the plugin
+// builds nothing from that answer. backup and restore are refused, naming
+// the reason (backup the command that says what to change), and change
+// nothing; check reports the refusal and compares no child.
+func TestNoJobFromAHeldAnswer(t *testing.T) {
+	held := strings.Replace(snapshotsMonocle, "spec:\n", "spec:\n  publicURL: \"not a url\"\n", 1)
+	// Its CronJob, held as the tenant wrote it.
+	cronJob := `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: m-snapshots, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          hostPID: true
+          containers: [{name: snapshot, image: evil, args: [snapshot]}]
+`
+	c := &clients{dyn: fakeCluster(t, held, cronJob)}
+	err := backup(context.Background(), c, io.Discard, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
+	if err == nil || !strings.Contains(err.Error(), "the hook does not apply Monocle m's spec in full (InvalidSpec: ") ||
+		!strings.Contains(err.Error(), "kubectl monocle -n ns check m says what to change") {
+		t.Errorf("backup: %v", err)
+	}
+	code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", "monocle-20261130-030000")
+	if code != 2 || !strings.Contains(stderr, "the hook does not apply Monocle m's spec in full (InvalidSpec: ") {
+		t.Errorf("restore: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runWith(c, "check", "-n", "ns")
+	if code != 1 || !strings.Contains(stdout, "ns/m: InvalidSpec: ") || strings.Contains(stdout, ChildDrift) {
+		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, a := range c.dyn.(*dynamicfake.FakeDynamicClient).Actions() {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" {
+			t.Errorf("%s %s: a refused command changed the cluster", a.GetVerb(), a.GetResource().Resource)
 		}
 	}
 	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {

@@ -634,8 +634,8 @@ func TestWorkspacesAndIdents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}],"APIKey":"CRAWLERS_API_KEY"},` +
-		`{"Name":"b","Crawlers":null,"Idents":null,"APIKey":"B_KEY"},{"Name":"c","Crawlers":null,"Idents":[],"APIKey":"CRAWLERS_API_KEY"}]`
+	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Entities":[["organization","project","task data"],null],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}],"APIKey":"CRAWLERS_API_KEY"},` +
+		`{"Name":"b","Crawlers":null,"Entities":null,"Idents":null,"APIKey":"B_KEY"},{"Name":"c","Crawlers":null,"Entities":null,"Idents":[],"APIKey":"CRAWLERS_API_KEY"}]`
 	if string(got) != want {
 		t.Errorf("workspaces\n%s\nwant\n%s", got, want)
 	}

@@ -139,7 +139,8 @@ func newStatus(o *options) *cobra.Command {
 		Short: "How a Monocle is doing, on one screen",
 		Long: `How the Monocle NAME of the namespace is doing: its conditions and what they mean, each child
 and its readiness, the pods and their restarts, the images running, the storage, the last
-snapshot and the next, and each crawler's commit per workspace, asked of Monocle's own API
+snapshot and the next, and each crawler's commit per workspace for each kind of entity its
+provider crawls (organization, project, task data, user), asked of Monocle's own API
 through the API server's service proxy (this needs get on services/proxy, which the built-in
 view role has not: without it, that part is left out and a line says why).
 Reads only the Monocle's namespace.

@@ -2,10 +2,10 @@ package hook
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -77,7 +77,7 @@ func (objs *objects) readDocument(doc []byte) error {
 		Kind string `json:"kind"`
 	}
 	if j, err := toJSON(source{text: head}); err != nil || json.Unmarshal(j, &list) != nil {
-		return fmt.Errorf("reading a List: %w", cmpErr(err, errors.New("not an object")))
+		return fmt.Errorf("reading a List: %w", cmp.Or(err, errors.New("not an object")))
 	}
 	if list.Kind != "List" && list.Kind != Kind+"List" {
 		// Not a List: an object of another kind with items, read whole.
@@ -97,13 +97,6 @@ func (objs *objects) readDocument(doc []byte) error {
 		}
 	}
 	return nil
-}
-
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // splitList finds the items of a List document without decoding them:
@@ -162,15 +155,15 @@ func splitList(doc []byte) (head []byte, items []source, err error) {
 	return head, items, nil
 }
 
-// splitJSONList walks a JSON document's top-level object: every key but
-// items is its head, each element of items an item.
+// splitJSONList walks a JSON document's top-level object (doc is valid
+// JSON): its kind is its head, each element of items an item.
 func splitJSONList(doc []byte) (head []byte, items []source, err error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	bad := func(err error) ([]byte, []source, error) {
 		return nil, nil, fmt.Errorf("reading a JSON document: %w", err)
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return bad(cmpErr(err, errors.New("not an object")))
+		return bad(cmp.Or(err, errors.New("not an object")))
 	}
 	fields := map[string]json.RawMessage{}
 	found := false
@@ -207,12 +200,6 @@ func splitJSONList(doc []byte) (head []byte, items []source, err error) {
 			return bad(err)
 		}
 	}
-	if _, err := dec.Token(); err != nil {
-		return bad(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return bad(errors.New("text after the object"))
-	}
 	if !found {
 		return nil, nil, nil
 	}
@@ -231,7 +218,7 @@ func toJSON(s source) (json.RawMessage, error) {
 	}
 	var one []json.RawMessage
 	if err := json.Unmarshal(j, &one); err != nil || len(one) != 1 {
-		return nil, fmt.Errorf("reading a List's item: %w", cmpErr(err, errors.New("not one item")))
+		return nil, fmt.Errorf("reading a List's item: %w", cmp.Or(err, errors.New("not one item")))
 	}
 	return one[0], nil
 }

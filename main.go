@@ -181,7 +181,15 @@ func readInput(command, file string, stdin io.Reader, stderr io.Writer) ([]byte,
 		fmt.Fprintf(stderr, "monocle-hook %s: -f is required\n", command)
 		return nil, errUsage
 	}
-	b, err := snapshot.ReadFile(file, stdin, int64(maxInput)+1)
+	var b []byte
+	var err error
+	if st, statErr := os.Stat(file); file != "-" && statErr == nil && st.Mode().IsRegular() && st.Size() <= int64(maxInput) {
+		// Read into one buffer of its size: io.ReadAll's doublings would
+		// leave several times the input as garbage.
+		b, err = os.ReadFile(file)
+	} else {
+		b, err = snapshot.ReadFile(file, stdin, int64(maxInput)+1)
+	}
 	if err == nil && len(b) > maxInput {
 		// Never a cut: a list cut short is Monocles, or the Secrets they
 		// read, left out of the answer.
@@ -190,7 +198,8 @@ func readInput(command, file string, stdin io.Reader, stderr io.Writer) ([]byte,
 	return b, err
 }
 
-// maxInput bounds what render and check read: the whole of it is decoded.
+// maxInput bounds what render and check read: the whole of it is held (its
+// objects are decoded one at a time, hook/objects.go).
 // A variable for the test that goes past it.
 var maxInput = 1 << 30
 

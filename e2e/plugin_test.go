@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,7 +131,7 @@ func TestPlugin(t *testing.T) {
 	}
 	check := func(want int, wants ...string) {
 		t.Helper()
-		code, stdout, stderr := runPlugin(t, bin, editor, "check", "-n", ns)
+		code, stdout, stderr := runPlugin(t, bin, editor, "check", "-n", ns, "--hook-image", e2eHookImage)
 		t.Logf("kubectl monocle check -n %s: exit %d\n%s%s", ns, code, stdout, stderr)
 		if code != want {
 			t.Fatalf("check: exit %d, want %d", code, want)
@@ -173,6 +174,27 @@ func TestPlugin(t *testing.T) {
 	d.markReady("StatefulSet.apps/v1", "m-elastic")
 	d.markReady("Deployment.apps/v1", "m-api")
 	d.markReady("Deployment.apps/v1", "m-crawler")
+	d.converge("m")
+	check(0, "Monocles checked: 1; applied in full: 1; not: 0; rolled: 0")
+
+	// A namespace editor's hostPID in the CronJob's template: check shows
+	// the drift (every other child, as the API server stores what the hook
+	// answered, shows none), and the command it prints puts it back.
+	cj := &batchv1.CronJob{}
+	if err := k8sClient.Get(ctx, clientKey(ns, "m-snapshots"), cj); err != nil {
+		t.Fatal(err)
+	}
+	cj.Spec.JobTemplate.Spec.Template.Spec.HostPID = true
+	if err := k8sClient.Update(ctx, cj); err != nil {
+		t.Fatal(err)
+	}
+	putBack := "kubectl -n " + ns + " delete cronjob m-snapshots"
+	check(1, ns+"/m: ChildDrift: the CronJob m-snapshots is not what the hook answers: spec.jobTemplate.spec.template.spec.hostPID differ", putBack)
+	run := exec.Command("sh", "-c", putBack)
+	run.Env = append(os.Environ(), "KUBECONFIG="+editor, "PATH="+os.Getenv("KUBEBUILDER_ASSETS")+":"+os.Getenv("PATH"))
+	if b, err := run.CombinedOutput(); err != nil || !strings.Contains(string(b), "deleted") {
+		t.Fatalf("%s: %v\n%s", putBack, err, b)
+	}
 	d.converge("m")
 	check(0, "Monocles checked: 1; applied in full: 1; not: 0; rolled: 0")
 

@@ -18,14 +18,25 @@ import (
 // may be left out: Sync reads only those the spec names, so the answer is
 // Check's on the whole namespace.
 func CheckObjects(monocles []json.RawMessage, configMaps []*corev1.ConfigMap, secrets []*corev1.Secret, env Env) (Report, error) {
-	objs := &objects{monocles: monocles, related: map[string]*wire.Related{}}
+	objs := &objects{monocles: monocles, sources: map[string]source{}}
 	for _, cm := range configMaps {
-		objs.in(cm.Namespace).ConfigMaps[cm.Namespace+"/"+cm.Name] = cm
+		if err := objs.keep("ConfigMap", cm.Namespace, cm.Name, cm); err != nil {
+			return Report{}, err
+		}
 	}
 	for _, s := range secrets {
-		objs.in(s.Namespace).Secrets[s.Namespace+"/"+s.Name] = s
+		if err := objs.keep("Secret", s.Namespace, s.Name, s); err != nil {
+			return Report{}, err
+		}
 	}
 	return objs.check(env)
+}
+
+// keep keeps an object already read as its JSON.
+func (objs *objects) keep(kind, namespace, name string, obj any) error {
+	j, err := json.Marshal(obj)
+	objs.sources[sourceKey(kind, namespace, name)] = source{text: j}
+	return err
 }
 
 // References are the names of the ConfigMaps and Secrets of its namespace

@@ -41,10 +41,7 @@ stringData: {GITHUB_TOKEN: x}
 	}
 	var cms []*corev1.ConfigMap
 	var secrets []*corev1.Secret
-	all := 0
-	for _, rel := range objs.related {
-		all += len(rel.ConfigMaps) + len(rel.Secrets)
-	}
+	all := len(objs.sources)
 	for _, m := range objs.monocles {
 		var head struct {
 			Metadata struct{ Namespace, Name string }
@@ -57,13 +54,17 @@ stringData: {GITHUB_TOKEN: x}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range cmNames {
-			if cm := objs.in(ns).ConfigMaps[ns+"/"+n]; cm != nil && !slices.Contains(cms, cm) {
+		rel, err := objs.related(ns, cmNames, secretNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cm := range rel.ConfigMaps {
+			if !slices.ContainsFunc(cms, func(c *corev1.ConfigMap) bool { return c.Namespace == cm.Namespace && c.Name == cm.Name }) {
 				cms = append(cms, cm)
 			}
 		}
-		for _, n := range secretNames {
-			if s := objs.in(ns).Secrets[ns+"/"+n]; s != nil && !slices.Contains(secrets, s) {
+		for _, s := range rel.Secrets {
+			if !slices.ContainsFunc(secrets, func(c *corev1.Secret) bool { return c.Namespace == s.Namespace && c.Name == s.Name }) {
 				secrets = append(secrets, s)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -98,9 +99,9 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	if err != nil {
 		return err
 	}
-	if fields := drift(cj, want); len(fields) > 0 {
-		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. Put it back as the hook makes it: %s (the hook makes it again at its next sync), then run the backup again",
-			cronJobName, name, strings.Join(fields, ", "), hookImage, command.Line("kubectl", "-n", ns, "delete", "cronjob", cronJobName))
+	if fields := drift(&cj.Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate); len(fields) > 0 {
+		return fmt.Errorf("the CronJob %s is not what the hook answers for Monocle %s: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s); no Job is created. %s, then run the backup again",
+			cronJobName, name, strings.Join(fields, ", "), hookImage, putBack(ns, "CronJob", cronJobName))
 	}
 	job, snapshotName, err := backupJob(cj, want, now().UTC())
 	if err != nil {
@@ -170,16 +171,45 @@ func answeredCronJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookI
 	return answered[*batchv1.CronJob](ctx, c, m, hookImage, instance.For(m.Name).Snapshots)
 }
 
-// drift names the fields of the observed CronJob's pod template that are
-// not what the hook answers (want): those that reach what a Job of its
-// runs, as a namespace editor may have set them. Fields the API server
-// defaults are compared as defaulted.
-func drift(observed, want *batchv1.CronJob) []string {
-	o, w := observed.Spec.JobTemplate.Spec.Template.Spec, want.Spec.JobTemplate.Spec.Template.Spec
+// The paths of the pod spec in the children that run pods.
+const (
+	cronJobTemplate = "spec.jobTemplate.spec.template.spec."
+	podTemplate     = "spec.template.spec."
+)
+
+// podSpecOf is the pod spec of a child that runs pods, and its path; nil
+// for a child that runs none.
+func podSpecOf(child any) (*corev1.PodSpec, string) {
+	switch o := child.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec.Template.Spec, podTemplate
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template.Spec, podTemplate
+	case *batchv1.Job:
+		return &o.Spec.Template.Spec, podTemplate
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate
+	}
+	return nil, ""
+}
+
+// putBack says how to put back a child the hook makes: delete it, and the
+// hook makes it again, as it answers it, at its next sync.
+func putBack(ns, kind, name string) string {
+	return fmt.Sprintf("Put it back as the hook makes it: %s (the hook makes it again at its next sync)",
+		command.Line("kubectl", "-n", ns, "delete", strings.ToLower(kind), name))
+}
+
+// drift names the fields of an observed child's pod spec (at its path
+// at) that are not what the hook answers (want): those that reach what its
+// pods run, as a namespace editor may have set them. Fields the API server
+// defaults are compared as defaulted. backup refuses a CronJob that
+// drifts; kubectl monocle check shows each child that does.
+func drift(o, w *corev1.PodSpec, at string) []string {
 	var fields []string
 	differs := func(field string, d bool) {
 		if d {
-			fields = append(fields, "spec.jobTemplate.spec.template.spec."+field)
+			fields = append(fields, at+field)
 		}
 	}
 	differs("initContainers", len(o.InitContainers) != len(w.InitContainers))
@@ -224,8 +254,16 @@ func backupJob(observed, want *batchv1.CronJob, at time.Time) (*batchv1.Job, str
 	if len(containers) != 1 || len(containers[0].Args) == 0 || containers[0].Args[0] != "snapshot" {
 		return nil, "", fmt.Errorf("the hook's CronJob %s runs no monocle-hook snapshot", want.Name)
 	}
-	// The hook sets no --prefix: its runs are named with the default.
-	snapshotName := snapshot.Name(snapshot.DefaultPrefix, at)
+	// Named as the hook's runs are (its --prefix, else the default), and
+	// only so: retention keeps it among them.
+	prefix := snapshot.DefaultPrefix
+	if i := slices.Index(containers[0].Args, "--prefix"); i >= 0 && i+1 < len(containers[0].Args) {
+		prefix = containers[0].Args[i+1]
+	}
+	snapshotName := snapshot.Name(prefix, at)
+	if _, err := snapshot.CheckWritten(snapshotName); err != nil {
+		return nil, "", fmt.Errorf("the hook's CronJob %s: %w; no Job is created", want.Name, err)
+	}
 	annotations := map[string]string{"cronjob.kubernetes.io/instantiate": "manual", instance.Group + "/snapshot": snapshotName}
 	maps.Copy(annotations, want.Spec.JobTemplate.Annotations)
 	job := &batchv1.Job{

@@ -12,12 +12,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook"
 )
 
@@ -29,14 +33,16 @@ func newCheck(o *options) *cobra.Command {
 		Long: `The upgrade gate of monocle-hook check, reading the cluster itself: each Monocle (NAME, those of
 the namespace, or with -A of every namespace) is answered as this version's /sync would, with
 only the ConfigMaps and Secrets it references or the hook generates for it (N-api, N-elastic),
-each read by name. It prints the Monocles that would not apply in full and why, those an
-upgrade would roll, and a summary line.
+each read by name. It prints the Monocles that would not apply in full and why, each child
+that runs pods whose pod template is not what the hook answers (ChildDrift: the fields, and
+how to put it back; as backup refuses its CronJob), those an upgrade would roll, and a
+summary line.
 
-Needs get on monocles, configmaps and secrets (the namespace's edit role), and list on
-monocles (cluster-wide for -A).
+Needs get on monocles, configmaps, secrets, deployments, statefulsets, cronjobs and jobs
+(the namespace's edit role), and list on monocles (cluster-wide for -A).
 
-Exit codes: 0 every Monocle applies in full; 1 one would not; 2 a usage error, no Monocle
-found, or the cluster could not be read.`,
+Exit codes: 0 every Monocle applies in full; 1 one would not, or a child drifts; 2 a usage
+error, no Monocle found, or the cluster could not be read.`,
 		Example: `  kubectl monocle check -A
   kubectl monocle check -n monocle my-monocle`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -65,7 +71,7 @@ found, or the cluster could not be read.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			env := hook.Env{Now: time.Now, Rand: rand.Reader, Context: cmd.Context()}
+			env := hook.Env{Now: time.Now, Rand: rand.Reader, Context: cmd.Context(), Image: o.hookImage}
 			rep, err := checkCluster(cmd.Context(), c, ns, name, env)
 			if err != nil {
 				return err
@@ -169,8 +175,86 @@ func checkMonocle(ctx context.Context, c *clients, m *unstructured.Unstructured,
 			secrets = append(secrets, s)
 		}
 	}
-	return hook.CheckObjects([]json.RawMessage{raw}, cms, secrets, env)
+	r, err := hook.CheckObjects([]json.RawMessage{raw}, cms, secrets, env)
+	if err != nil || len(r.Refusals) > 0 {
+		// A Monocle not applied in full has its children held as they
+		// are: there is no answer of the hook's to compare them with.
+		return r, err
+	}
+	drifts, err := childDrifts(ctx, c, m, env.Image)
+	r.Refusals = append(r.Refusals, drifts...)
+	return r, err
 }
+
+// ChildDrift is the reason check gives a child whose pod template is not
+// what the hook answers.
+const ChildDrift = "ChildDrift"
+
+// childDrifts compares each child of the hook's answer for the Monocle m
+// that runs pods with the observed one (drift, as backup does for its
+// CronJob): one refusal per child that differs.
+func childDrifts(ctx context.Context, c *clients, u *unstructured.Unstructured, hookImage string) ([]hook.Refusal, error) {
+	m := new(v1alpha1.Monocle)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
+		return nil, fmt.Errorf("reading Monocle %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	resp, err := answer(ctx, c, m, hookImage)
+	if err != nil {
+		return nil, err
+	}
+	var out []hook.Refusal
+	for _, child := range resp.Children {
+		want, at := podSpecOf(child)
+		if want == nil {
+			continue
+		}
+		kind, name, obs, err := observedLike(ctx, c, m.Namespace, child)
+		if err != nil {
+			return nil, err
+		}
+		if obs == nil {
+			continue // not made yet
+		}
+		got, _ := podSpecOf(obs)
+		if fields := drift(got, want, at); len(fields) > 0 {
+			out = append(out, hook.Refusal{Namespace: m.Namespace, Name: m.Name, Reason: ChildDrift,
+				Message: fmt.Sprintf("the %s %s is not what the hook answers: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s). %s",
+					kind, name, strings.Join(fields, ", "), hookImage, putBack(m.Namespace, kind, name))})
+		}
+	}
+	return out, nil
+}
+
+// observedLike reads the observed child of the kind and name of child (of
+// the kinds podSpecOf knows): nil when it is not there.
+func observedLike(ctx context.Context, c *clients, ns string, child any) (kind, name string, obs any, err error) {
+	switch o := child.(type) {
+	case *appsv1.Deployment:
+		kind, name = "Deployment", o.Name
+		obs, err = observed[appsv1.Deployment](ctx, c, deploymentGVR, ns, name)
+	case *appsv1.StatefulSet:
+		kind, name = "StatefulSet", o.Name
+		obs, err = observed[appsv1.StatefulSet](ctx, c, statefulSetGVR, ns, name)
+	case *batchv1.Job:
+		kind, name = "Job", o.Name
+		obs, err = observed[batchv1.Job](ctx, c, jobGVR, ns, name)
+	case *batchv1.CronJob:
+		kind, name = "CronJob", o.Name
+		obs, err = observed[batchv1.CronJob](ctx, c, cronJobGVR, ns, name)
+	}
+	return kind, name, obs, err
+}
+
+// observed is get's object, nil (not a nil *T) when there is none.
+func observed[T any](ctx context.Context, c *clients, gvr schema.GroupVersionResource, ns, name string) (any, error) {
+	obj, err := get[T](ctx, c, gvr, ns, name)
+	if obj == nil || err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+var statefulSetGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 
 // getInto reads the ConfigMap or Secret ns/name into obj: false when it is
 // not there.

@@ -1,12 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/hook/wire"
 )
 
 const withTokens = `
@@ -103,5 +112,96 @@ func TestCheck(t *testing.T) {
 			}
 			t.Logf("reads: %v", reads)
 		})
+	}
+}
+
+// check shows each child that runs pods whose pod template is not what
+// the hook answers, as backup refuses its CronJob (the same drift): the
+// fields, and how to put it back; the children as the hook answers them
+// show none.
+func TestCheckShowsDrift(t *testing.T) {
+	ctx := context.Background()
+	dyn := fakeCluster(t, snapshotsMonocle)
+	c := &clients{dyn: dyn}
+	m, err := readMonocle(ctx, c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := answer(ctx, c, m, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	podChildren := 0
+	for _, child := range resp.Children {
+		obj := child.(metav1.Object)
+		obj.SetNamespace("ns")
+		if spec, _ := podSpecOf(child); spec != nil {
+			podChildren++
+			switch o := child.(type) {
+			case *batchv1.CronJob:
+				plant(o)
+			case *appsv1.Deployment:
+				if o.Name == "m-api" {
+					o.Spec.Template.Spec.HostPID = true
+				}
+			}
+		}
+	}
+	if podChildren < 4 {
+		t.Fatalf("the hook answers %d children that run pods", podChildren)
+	}
+	create := func(children []wire.Child) {
+		for _, child := range children {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(child)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := &unstructured.Unstructured{Object: u}
+			gvk := obj.GroupVersionKind()
+			var resource string
+			for _, k := range wire.ChildKinds {
+				if k.Kind == gvk.Kind {
+					resource = k.Resource
+				}
+			}
+			gvr := gvk.GroupVersion().WithResource(resource)
+			dyn.Resource(gvr).Namespace("ns").Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+			if _, err := dyn.Resource(gvr).Namespace("ns").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	create(resp.Children)
+	code, stdout, stderr := runWith(c, "check", "-n", "ns", "--hook-image", elastic.DefaultHookImage)
+	t.Logf("exit %d\n%s%s", code, stdout, stderr)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		"ns/m: ChildDrift: the CronJob m-snapshots is not what the hook answers: spec.jobTemplate.spec.template.spec.initContainers, ",
+		"spec.jobTemplate.spec.template.spec.serviceAccountName differ",
+		"kubectl -n ns delete cronjob m-snapshots (the hook makes it again at its next sync)",
+		"ns/m: ChildDrift: the Deployment m-api is not what the hook answers: spec.template.spec.hostPID differ",
+		"kubectl -n ns delete deployment m-api",
+		"Monocles checked: 1; applied in full: 0; not: 1; rolled: 0",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check does not say %q", want)
+		}
+	}
+	if n := strings.Count(stdout, ChildDrift); n != 2 {
+		t.Errorf("%d children drift, want 2", n)
+	}
+	// As the hook answers them: none.
+	resp, err = answer(ctx, c, m, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, child := range resp.Children {
+		child.(metav1.Object).SetNamespace("ns")
+	}
+	create(resp.Children)
+	if code, stdout, stderr := runWith(c, "check", "-n", "ns", "--hook-image", elastic.DefaultHookImage); code != 0 || strings.Contains(stdout, ChildDrift) {
+		t.Errorf("the hook's own children: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

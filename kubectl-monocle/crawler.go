@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
+	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // CrawlerAPI is what status asks Monocle's API about its crawlers.
@@ -30,6 +31,15 @@ const (
 	EntityTaskData     = "ENTITY_TYPE_TASK_DATA"
 	EntityUser         = "ENTITY_TYPE_USER"
 )
+
+// entityTypes are the EntityType of each kind of entity a crawler crawls
+// (monocleconfig.Workspace.Entities).
+var entityTypes = map[string]string{
+	monocleconfig.EntityOrganization: EntityOrganization,
+	monocleconfig.EntityProject:      EntityProject,
+	monocleconfig.EntityTaskData:     EntityTaskData,
+	monocleconfig.EntityUser:         EntityUser,
+}
 
 // CommitInfo is a crawler's oldest entity of a type: the one it updates
 // next, and the date up to which it has crawled it (the crawler's commit:

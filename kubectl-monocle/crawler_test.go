@@ -12,17 +12,30 @@ import (
 )
 
 // fakeMonocle is Monocle 1.11.2's API as far as status asks it:
-// POST /api/2/crawler/get_commit_info (src/Monocle/Servant/HTTP.hs), a
-// CommitInfoRequest in, a CommitInfoResponse out, in Monocle's JSON
-// (codegen/Monocle/Protob/Crawler.hs). commits holds the oldest entity of
-// each workspace/crawler; a crawler of the config with none is answered
-// CommitGetNoEntity, one of no workspace CommitGetUnknownIndex.
+// POST /api/2/crawler/get_commit_info (src/Monocle/Servant/HTTP.hs:45), a
+// CommitInfoRequest (schemas/monocle/protob/crawler.proto:114-120) in, a
+// CommitInfoResponse out, in Monocle's JSON (codegen/Monocle/Protob/Crawler.hs).
+// As src/Monocle/Api/Server.hs:429-460 (crawlerCommitInfo) and
+// src/Monocle/Backend/Index.hs:921-941 (getLastUpdated) answer: the oldest
+// entity of that crawler and that EntityType, named by the Entity's field
+// of its kind (crawler.proto:14-22), else CommitGetNoEntity; a workspace
+// not in the config, CommitGetUnknownIndex. commits holds the oldest
+// entity's date of each workspace/crawler/EntityType.
 type fakeMonocle struct {
 	t       *testing.T
-	commits map[string]string // workspace/crawler -> RFC 3339 date
+	commits map[string]string // workspace/crawler/EntityType -> RFC 3339 date
 	status  int               // answer this status instead, when set
-	mu      sync.Mutex
-	asked   []string
+	// errorFor: answer 500 with this body for a workspace/crawler.
+	errorFor map[string]string
+	mu       sync.Mutex
+	asked    []string // workspace/crawler/EntityType
+}
+
+// entityField is the Entity's field of each EntityType's entities
+// (crawler.proto:14-29; Index.hs:1008-1020 stores a crawler's entities).
+var entityField = map[string]string{
+	EntityOrganization: "organization_name", EntityProject: "project_name",
+	EntityTaskData: "td_name", EntityUser: "user_name",
 }
 
 func (f *fakeMonocle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,23 +56,29 @@ func (f *fakeMonocle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Entity  string `json:"entity"`
 		Offset  *int   `json:"offset"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Offset == nil || req.Entity != EntityProject {
-		// Monocle's parser needs every field (FromJSONPB CommitInfoRequest).
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Offset == nil || entityField[req.Entity] == "" {
+		// Monocle's parser needs every field, the entity one of EntityType's
+		// names (FromJSONPB CommitInfoRequest).
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
+	key := req.Index + "/" + req.Crawler + "/" + req.Entity
 	f.mu.Lock()
-	f.asked = append(f.asked, req.Index+"/"+req.Crawler)
+	f.asked = append(f.asked, key)
 	f.mu.Unlock()
+	if body, ok := f.errorFor[req.Index+"/"+req.Crawler]; ok {
+		http.Error(w, body, http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	date, ok := f.commits[req.Index+"/"+req.Crawler]
+	date, ok := f.commits[key]
 	switch {
 	case strings.HasPrefix(req.Index, "unknown"):
 		w.Write([]byte(`{"error":"CommitGetUnknownIndex"}`))
 	case !ok:
 		w.Write([]byte(`{"error":"CommitGetNoEntity"}`))
 	default:
-		w.Write([]byte(`{"entity":{"entity":{"project_name":"org/` + req.Crawler + `"},"last_commit_at":"` + date + `"}}`))
+		json.NewEncoder(w).Encode(map[string]any{"entity": map[string]any{"entity": map[string]string{entityField[req.Entity]: "org/" + req.Crawler}, "last_commit_at": date}})
 	}
 }
 
@@ -70,7 +89,7 @@ func (f *fakeMonocle) start() *MonocleAPI {
 }
 
 func TestCommitInfo(t *testing.T) {
-	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github": "2026-11-30T10:00:00Z"}}
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github/" + EntityProject: "2026-11-30T10:00:00Z"}}
 	api := f.start()
 	ctx := context.Background()
 	got, err := api.CommitInfo(ctx, "ws", "github", EntityProject)

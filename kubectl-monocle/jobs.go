@@ -303,6 +303,22 @@ func answered[T interface {
 	*batchv1.CronJob | *appsv1.Deployment
 	GetName() string
 }](ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage, name string) (T, error) {
+	resp, err := answer(ctx, c, m, hookImage)
+	if err != nil {
+		return nil, err
+	}
+	for _, child := range resp.Children {
+		if obj, ok := child.(T); ok && obj.GetName() == name {
+			return obj, nil
+		}
+	}
+	return nil, fmt.Errorf("the hook answers no child %s for Monocle %s", name, m.Name)
+}
+
+// answer is the hook's whole answer for the Monocle m now (answered's
+// source; check compares each child that runs pods with it), refused as
+// answered says.
+func answer(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*wire.SyncResponse, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -352,10 +368,5 @@ func answered[T interface {
 				m.Name, cond.Reason, printable.Escape(cond.Message), command.Line("kubectl", "monocle", "-n", ns, "check", m.Name))
 		}
 	}
-	for _, child := range resp.Children {
-		if obj, ok := child.(T); ok && obj.GetName() == name {
-			return obj, nil
-		}
-	}
-	return nil, fmt.Errorf("the hook answers no child %s for Monocle %s", name, m.Name)
+	return resp, nil
 }

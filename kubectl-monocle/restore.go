@@ -95,6 +95,10 @@ refusal, or the cluster could not be read.`,
 				return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
 			case !ro.undo && ro.snapshot == "":
 				return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
+			case !ro.undo:
+				if _, err := snapshot.CheckWritten(ro.snapshot); err != nil {
+					return usageError{fmt.Errorf("--snapshot: %w", err)}
+				}
 			}
 			return nil
 		},

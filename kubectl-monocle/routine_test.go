@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -15,12 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 const snapshotsMonocle = `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
@@ -58,13 +61,13 @@ func TestBackupJobIsTheHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fields := drift(want.DeepCopy(), want); len(fields) > 0 {
+	if fields := drift(&want.DeepCopy().Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate); len(fields) > 0 {
 		t.Errorf("the hook's own CronJob drifts: %v", fields)
 	}
 	planted := want.DeepCopy()
 	planted.Name, planted.Namespace, planted.UID = instance.For(strings.Repeat("m", instance.MaxNameLength)).Snapshots, "ns", "cj-uid"
 	plant(planted)
-	fields := strings.Join(drift(planted, want), " ")
+	fields := strings.Join(drift(&planted.Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate), " ")
 	for _, f := range []string{"initContainers", "containers[0].image", "containers[0].args", "volumes", "hostPID", "serviceAccountName"} {
 		if !strings.Contains(fields, "spec.jobTemplate.spec.template.spec."+f) {
 			t.Errorf("drift does not name %s: %s", f, fields)
@@ -181,12 +184,95 @@ func TestRestorePatches(t *testing.T) {
 // quoted.
 func TestPrintedCommandsAreForms(t *testing.T) {
 	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), undoCommand("ns", "m"), explicitUndoCommand("ns", "m"), logsCommand("ns", "m-janitor-0123456789"),
-		(&janitor{ns: "ns", o: janitorjob.Options{Monocle: "m"}}).refuseRecord("x").Error()} {
+		(&janitor{ns: "ns", o: janitorjob.Options{Monocle: "m"}}).refuseRecord("x").Error(),
+		putBack("ns", "CronJob", "m-snapshots"), putBack("ns", "StatefulSet", "m-elastic"), putBack("ns", "Deployment", "m-api"), putBack("ns", "Job", "m-update-idents-0123456789")} {
 		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
 			t.Errorf("%s is not one of command.Forms", line)
 		}
 	}
 	if got := resumeCommand("ns", "m", "a b'c"); got != `kubectl monocle restore m -n ns --snapshot 'a b'\''c'` {
 		t.Errorf("unquoted: %s", got)
+	}
+}
+
+// A snapshot name that is not what `monocle-hook snapshot` writes is
+// refused before any Job exists: backup's, from the prefix of the hook's
+// CronJob, and restore's --snapshot; the refusal shows the name escaped.
+func TestSnapshotNamesAreTheCommands(t *testing.T) {
+	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
+	m, err := readMonocle(context.Background(), c, "ns", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
+	for prefix, ok := range map[string]bool{"nightly": true, "\x1b]0;owned\x07": false, "Monocle": false, "a/b": false} {
+		cj := want.DeepCopy()
+		args := &cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
+		*args = append(*args, "--prefix", prefix)
+		_, name, err := backupJob(cj, cj, at)
+		switch {
+		case ok && (err != nil || name != prefix+"-20261203-040506"):
+			t.Errorf("prefix %q: %s, %v", prefix, name, err)
+		case !ok && (err == nil || !printable.Clean(err.Error())):
+			t.Errorf("prefix %q: %s, %v", prefix, name, err)
+		}
+	}
+	for _, snapshot := range []string{"monocle-before-upgrade", "\x1b[2Jmonocle-20261130-030000", "../monocle-20261130-030000"} {
+		code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", snapshot)
+		if code != 2 || !strings.Contains(stderr, "not a name monocle-hook snapshot writes") || !printable.Clean(strings.ReplaceAll(stdout+stderr, "\n", "")) {
+			t.Errorf("restore --snapshot %q: exit %d\n%s%s", snapshot, code, stdout, stderr)
+		}
+	}
+	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+		t.Errorf("Jobs created: %v (%v)", jobs, err)
+	}
+}
+
+// A Monocle whose spec the hook refuses has its children held as last
+// applied, a copy anyone who may edit the child can write: the plugin
+// builds nothing from that answer. backup and restore are refused, naming
+// the reason (backup the command that says what to change), and change
+// nothing; check reports the refusal and compares no child.
+func TestNoJobFromAHeldAnswer(t *testing.T) {
+	held := strings.Replace(snapshotsMonocle, "spec:\n", "spec:\n  publicURL: \"not a url\"\n", 1)
+	// Its CronJob, held as the tenant wrote it.
+	cronJob := `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: m-snapshots, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          hostPID: true
+          containers: [{name: snapshot, image: evil, args: [snapshot]}]
+`
+	c := &clients{dyn: fakeCluster(t, held, cronJob)}
+	err := backup(context.Background(), c, io.Discard, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
+	if err == nil || !strings.Contains(err.Error(), "the hook does not apply Monocle m's spec in full (InvalidSpec: ") ||
+		!strings.Contains(err.Error(), "kubectl monocle -n ns check m says what to change") {
+		t.Errorf("backup: %v", err)
+	}
+	code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", "monocle-20261130-030000")
+	if code != 2 || !strings.Contains(stderr, "the hook does not apply Monocle m's spec in full (InvalidSpec: ") {
+		t.Errorf("restore: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runWith(c, "check", "-n", "ns")
+	if code != 1 || !strings.Contains(stdout, "ns/m: InvalidSpec: ") || strings.Contains(stdout, ChildDrift) {
+		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, a := range c.dyn.(*dynamicfake.FakeDynamicClient).Actions() {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" {
+			t.Errorf("%s %s: a refused command changed the cluster", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+		t.Errorf("Jobs created: %v (%v)", jobs, err)
 	}
 }

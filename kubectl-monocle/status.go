@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
+	yaml2 "go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook"
@@ -112,11 +114,17 @@ type Snapshots struct {
 	Volume string       `json:"capacity,omitempty"`
 }
 
+// Crawler is a crawler's commit for one kind of entity it crawls.
 type Crawler struct {
 	Workspace string `json:"workspace"`
 	Crawler   string `json:"crawler"`
-	// OldestEntity is the project it updates next, and LastCommitAt the
-	// date up to which it has crawled it (and so every other).
+	// Entity is the kind (organization, project, task data, user): each
+	// crawler is asked for those its provider's streams crawl
+	// (monocleconfig.Workspace.Entities).
+	Entity string `json:"entity,omitempty"`
+	// OldestEntity is the entity of that kind it updates next, and
+	// LastCommitAt the date up to which it has crawled it (and so every
+	// other of that kind).
 	OldestEntity string     `json:"oldestEntity,omitempty"`
 	LastCommitAt *time.Time `json:"lastCommitAt,omitempty"`
 	Error        string     `json:"error,omitempty"`
@@ -131,7 +139,8 @@ func newStatus(o *options) *cobra.Command {
 		Short: "How a Monocle is doing, on one screen",
 		Long: `How the Monocle NAME of the namespace is doing: its conditions and what they mean, each child
 and its readiness, the pods and their restarts, the images running, the storage, the last
-snapshot and the next, and each crawler's commit per workspace, asked of Monocle's own API
+snapshot and the next, and each crawler's commit per workspace for each kind of entity its
+provider crawls (organization, project, task data, user), asked of Monocle's own API
 through the API server's service proxy (this needs get on services/proxy, which the built-in
 view role has not: without it, that part is left out and a line says why).
 Reads only the Monocle's namespace.
@@ -462,11 +471,17 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	var out []Crawler
 	note := ""
 	for _, ws := range cfg.Workspaces {
-		for _, cr := range ws.Crawlers {
-			if len(out) == maxCrawlers {
-				return out, fmt.Sprintf("crawlers: only the first %d are shown", maxCrawlers)
+		for i, cr := range ws.Crawlers {
+			kinds := []string{""}
+			if i < len(ws.Entities) && len(ws.Entities[i]) > 0 {
+				kinds = ws.Entities[i]
 			}
-			out = append(out, Crawler{Workspace: ws.Name, Crawler: cr})
+			for _, kind := range kinds {
+				if len(out) == maxCrawlers {
+					return out, fmt.Sprintf("crawlers: only the first %d crawlers' kinds of entity are shown", maxCrawlers)
+				}
+				out = append(out, Crawler{Workspace: ws.Name, Crawler: cr, Entity: kind})
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -477,7 +492,11 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	}
 	apiClient := c.crawlers(ns, APIService(name))
 	for i := range out {
-		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, EntityProject)
+		if out[i].Entity == "" {
+			out[i].Error = "Monocle's crawler runs no stream of it (a GitHub application or task data crawler)"
+			continue
+		}
+		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, entityTypes[out[i].Entity])
 		switch {
 		case Forbidden(err):
 			// The same for every crawler: one line says why.
@@ -487,7 +506,7 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 			out[i].Error = err.Error()
 			note = "crawlers: Monocle's API, through the API server's service proxy, did not answer for every crawler"
 		case info.NoEntity:
-			out[i].Error = "no project crawled yet"
+			out[i].Error = "no " + out[i].Entity + " crawled yet"
 		default:
 			out[i].OldestEntity = info.Entity
 			t := info.LastCommitAt
@@ -499,19 +518,15 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 
 func printStatus(w io.Writer, st *Status, output string) error {
 	switch output {
-	case "json":
+	case "json", "yaml":
 		b, err := json.MarshalIndent(st, "", "  ")
+		if err == nil && output == "yaml" {
+			b, err = jsonToYAML(b)
+		}
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(st)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
+		_, err = fmt.Fprintf(w, "%s\n", bytes.TrimSuffix(printable.Quoted(b), []byte("\n")))
 		return err
 	}
 	// Every value read from the cluster is shown as text, escaped.
@@ -542,7 +557,7 @@ func printStatus(w io.Writer, st *Status, output string) error {
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", c.Kind, e(c.Name), c.Ready, e(c.Detail))
 	}
 	for _, n := range st.NotShown {
-		fmt.Fprintf(tw, "(not shown: %s)\n", n)
+		fmt.Fprintf(tw, "(not shown: %s)\n", e(n))
 	}
 	fmt.Fprintln(tw, "\nPOD\tPHASE\tREADY\tRESTARTS")
 	if len(st.Pods) == 0 {
@@ -571,14 +586,14 @@ func printStatus(w io.Writer, st *Status, output string) error {
 		if s.Suspended {
 			next = "none: suspended"
 		}
-		line("Snapshots:", "schedule %s%s, volume %s %s", e(orNone(s.Schedule)), tz(s.TimeZone), e(orNone(s.Claim)), e(s.Volume))
+		line("Snapshots:", "schedule %s%s, volume %s %s", e(orNone(s.Schedule)), e(tz(s.TimeZone)), e(orNone(s.Claim)), e(s.Volume))
 		line("  last:", "%s (last successful: %s)", timeOr(s.Last), timeOr(s.LastSuccessful))
 		line("  next:", "%s", next)
 	} else {
 		line("Snapshots:", "off")
 	}
 	if len(st.Crawlers) > 0 {
-		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tLAST COMMIT\tOLDEST PROJECT")
+		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tENTITY\tLAST COMMIT\tOLDEST")
 		for _, c := range st.Crawlers {
 			when := "-"
 			if c.LastCommitAt != nil {
@@ -588,13 +603,52 @@ func printStatus(w io.Writer, st *Status, output string) error {
 			if c.Error != "" {
 				detail = c.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), when, e(detail))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), e(cmp.Or(c.Entity, "-")), when, e(detail))
 		}
 	}
 	if st.CrawlersNote != "" {
 		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
 	}
 	return tw.Flush()
+}
+
+// jsonToYAML writes the JSON text of a value as YAML, each string that
+// holds a character printable.Escape escapes double-quoted (the emitter then
+// escapes the controls itself, and printable.Quoted the rest), and never
+// fails on one: sigs.k8s.io/yaml's reader refuses a raw C1 control.
+func jsonToYAML(text []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(printable.Quoted(text), &doc); err != nil {
+		return nil, err
+	}
+	var restyle func(n *yaml.Node)
+	restyle = func(n *yaml.Node) {
+		n.Style = 0
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && (!printable.Clean(n.Value) || !yaml11String(n.Value)) {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		for _, c := range n.Content {
+			restyle(c)
+		}
+	}
+	restyle(&doc)
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// yaml11String: a YAML 1.1 reader (sigs.k8s.io/yaml, kubectl) reads s,
+// written plain, as that string: yaml.v3 writes YAML 1.2, where "no" and
+// "on" are strings that 1.1 reads as booleans.
+func yaml11String(s string) bool {
+	var v any
+	err := yaml2.Unmarshal([]byte(s), &v)
+	plain, ok := v.(string)
+	return err == nil && ok && plain == s
 }
 
 func orNone(s string) string { return cmp.Or(s, "(none)") }

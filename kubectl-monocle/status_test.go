@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // A converged Monocle m of namespace ns, and another Monocle's API beside
@@ -110,7 +113,7 @@ spec: {containers: [{name: api, image: x}]}
 var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 func TestStatusConverged(t *testing.T) {
-	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github": "2026-11-30T10:00:00Z"}}
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github/" + EntityProject: "2026-11-30T10:00:00Z"}}
 	api := f.start()
 	var asked []string
 	c := &clients{dyn: fakeCluster(t, converged), crawlers: func(ns, svc string) CrawlerAPI {
@@ -188,7 +191,7 @@ func TestStatusConverged(t *testing.T) {
 		} else {
 			err = yaml.Unmarshal([]byte(b.String()), &back)
 		}
-		if err != nil || back.Name != "m" || len(back.Crawlers) != 2 || back.Snapshots.Next == nil || !back.Snapshots.Next.Time.Equal(time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)) {
+		if err != nil || back.Name != "m" || len(back.Crawlers) != 4 || back.Snapshots.Next == nil || !back.Snapshots.Next.Time.Equal(time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)) {
 			t.Errorf("-o %s: %v\n%s", format, err, b.String())
 		}
 	}
@@ -265,5 +268,197 @@ metadata: {name: m, namespace: ns, generation: 1}
 	code, stdout, _ = runWith(c, "status", "m", "-n", "ns")
 	if code != 0 || !strings.Contains(stdout, "(none yet: Metacontroller has not synced it)") || !strings.Contains(stdout, "Snapshots:      off") {
 		t.Errorf("exit %d\n%s", code, stdout)
+	}
+}
+
+// hostile is what a namespace editor may write into every value status
+// prints, in YAML's double-quoted escapes: an OSC that sets the window's
+// title, a CSI that clears the screen (ESC and the C1 CSI), a forged line,
+// DEL, a bidi override and isolate, a line separator and the C1 NEL.
+const hostile = `\e]0;owned\a\e[2J\x9b2J\rforged\n\x7f\u202eevil\u2066\L\N`
+
+// Every value status prints comes through the project's escaping, in every
+// output mode: the text has no character a terminal acts on; -o json and
+// -o yaml are valid, read back as the same status, and hold none raw
+// (encoding/json leaves C1 and bidi as they are; sigs.k8s.io/yaml fails on
+// a C1 control).
+func TestStatusPrintsEscaped(t *testing.T) {
+	h := hostile
+	cluster := strings.NewReplacer("@@", h).Replace(`
+apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata: {name: m, namespace: ns, generation: 3}
+status:
+  observedGeneration: 3
+  url: "http://@@"
+  versions: {monocle: "@@", elasticsearch: "@@"}
+  storage: {claim: "@@", requested: "@@", capacity: "@@"}
+  snapshots: {claim: "@@", capacity: "@@"}
+  conditions:
+  - {type: "@@", status: "@@", reason: "@@", message: "@@", lastTransitionTime: "2026-12-01T00:00:00Z"}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: "@@", namespace: ns, labels: {app.kubernetes.io/instance: m}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m-api, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec:
+  template:
+    spec:
+      containers: [{name: api, image: x}]
+      volumes: [{name: config, configMap: {name: m-config-0123456789}}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: m-snapshots, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec: {schedule: "@@", timeZone: "@@"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: m-config-0123456789, namespace: ns, labels: {app.kubernetes.io/instance: m}}
+data:
+  config.yaml: |
+    workspaces:
+      - name: ws
+        crawlers:
+          - name: "@@"
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+          - name: "@@2"
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: "@@", namespace: ns, labels: {app.kubernetes.io/instance: m}}
+spec: {containers: [{name: api, image: x}]}
+status: {phase: "@@"}
+`)
+	var raw string
+	if err := yaml.Unmarshal([]byte(`"`+h+`"`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	crawler := raw
+	f := &fakeMonocle{t: t, commits: map[string]string{"ws/" + crawler + "/" + EntityProject: "2026-11-30T10:00:00Z"}, errorFor: map[string]string{"ws/" + crawler + "2": raw}}
+	api := f.start()
+	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
+	st, err := readStatus(context.Background(), c, "ns", "m", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hostile value reached every field the test means to cover.
+	want, _ := json.Marshal(raw)
+	whole, _ := json.Marshal(st)
+	if n := strings.Count(string(whole), string(want[1:len(want)-1])); n < 20 {
+		t.Fatalf("the hostile value is in only %d fields of the status:\n%s", n, whole)
+	}
+	for _, format := range []string{"", "json", "yaml"} {
+		var out strings.Builder
+		if err := printStatus(&out, st, format); err != nil {
+			t.Fatalf("-o %q: %v", format, err)
+		}
+		for i, line := range strings.Split(out.String(), "\n") {
+			if !printable.Clean(line) {
+				t.Errorf("-o %q: line %d holds a character a terminal acts on: %q", format, i+1, line)
+			}
+		}
+		if format == "" {
+			continue
+		}
+		var back Status
+		if format == "json" {
+			err = json.Unmarshal([]byte(out.String()), &back)
+		} else {
+			err = yaml.Unmarshal([]byte(out.String()), &back)
+		}
+		if err != nil {
+			t.Fatalf("-o %s does not read back: %v\n%s", format, err, out.String())
+		}
+		if again, _ := json.Marshal(back); string(again) != string(whole) {
+			t.Errorf("-o %s reads back as another status:\n%s\nwant\n%s", format, again, whole)
+		}
+	}
+}
+
+// status asks each crawler for the kinds of entity its provider's streams
+// crawl, and only those (src/Macroscope/Main.hs:335-377, getCrawler;
+// src/Macroscope/Worker.hs:43-48, streamEntity): a GitHub users crawler
+// for users and a Bugzilla one for task data, never for a project, which
+// src/Monocle/Config.hs:420-429 (getCrawlerProject) gives neither; the
+// fake answers as src/Monocle/Api/Server.hs:429-460 does, by crawler and
+// EntityType. A task data crawler, which Monocle's crawler does not run
+// (Main.hs:377), is asked nothing.
+func TestStatusAsksEachCrawlerItsKinds(t *testing.T) {
+	cluster := strings.Replace(converged, `          - name: github
+            update_since: "2024-01-01"
+            provider: {github_organization: org, github_token: GITHUB_TOKEN}
+          - name: gerrit
+            update_since: "2024-01-01"
+            provider: {gerrit_url: "https://review.example.com", gerrit_repositories: [p]}`, `          - name: users
+            update_since: "2024-01-01"
+            provider: {github_users: [alice], github_token: GITHUB_TOKEN}
+          - name: bz
+            update_since: "2024-01-01"
+            provider: {bugzilla_url: "https://bz.example.com", bugzilla_products: [p]}
+          - name: td
+            update_since: "2024-01-01"
+            provider: TaskDataProvider`, 1)
+	if cluster == converged {
+		t.Fatal("the fixture's crawlers were not replaced")
+	}
+	f := &fakeMonocle{t: t, commits: map[string]string{
+		"ws/users/" + EntityUser:    "2026-11-29T10:00:00Z",
+		"ws/bz/" + EntityTaskData:   "2026-11-28T10:00:00Z",
+		"ws/users/" + EntityProject: "2000-01-01T00:00:00Z", // never asked
+		"ws/bz/" + EntityProject:    "2000-01-01T00:00:00Z",
+	}}
+	api := f.start()
+	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
+	for _, format := range []string{"", "json", "yaml"} {
+		f.asked = nil
+		args := []string{"status", "m", "-n", "ns"}
+		if format != "" {
+			args = append(args, "-o", format)
+		}
+		code, stdout, stderr := runWith(c, args...)
+		if code != 0 {
+			t.Fatalf("-o %q: exit %d\n%s", format, code, stderr)
+		}
+		if want := []string{"ws/users/" + EntityUser, "ws/bz/" + EntityTaskData}; !slices.Equal(f.asked, want) {
+			t.Errorf("-o %q: asked %v, want %v", format, f.asked, want)
+		}
+		var st Status
+		switch format {
+		case "":
+			for _, want := range []string{"ENTITY", "user_name: org/users", "2026-11-29T10:00:00Z", "td_name: org/bz", "2026-11-28T10:00:00Z", "runs no stream of it"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("status does not show %q:\n%s", want, stdout)
+				}
+			}
+			if strings.Contains(stdout, "no project crawled yet") || strings.Contains(stdout, "2000-01-01") {
+				t.Errorf("status shows a project for a crawler that has none:\n%s", stdout)
+			}
+			continue
+		case "json":
+			err := json.Unmarshal([]byte(stdout), &st)
+			if err != nil {
+				t.Fatal(err)
+			}
+		case "yaml":
+			if err := yaml.Unmarshal([]byte(stdout), &st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := map[string]string{}
+		for _, cr := range st.Crawlers {
+			got[cr.Crawler+"/"+cr.Entity] = cr.OldestEntity + cr.Error
+		}
+		want := map[string]string{"users/user": "user_name: org/users", "bz/task data": "td_name: org/bz",
+			"td/": "Monocle's crawler runs no stream of it (a GitHub application or task data crawler)"}
+		if !maps.Equal(got, want) {
+			t.Errorf("-o %s: crawlers %v, want %v", format, got, want)
+		}
 	}
 }

@@ -55,6 +55,8 @@ var Forms = []Form{
 		Text: "kubectl monocle restore NAME -n NAMESPACE --undo --api-replicas 1 --crawler-enabled=true --snapshots-suspend=false"},
 	{By: "kubectl monocle restore, update-idents failed (kubectl-monocle/restore.go)", Text: "kubectl monocle janitor NAME update-idents -n NAMESPACE"},
 	{By: "kubectl monocle janitor, a record it cannot check (kubectl-monocle/janitor.go)", Text: "kubectl -n NAMESPACE annotate monocle NAME monocle.monocle.change-metrics.io/janitor-"},
+	{By: "backup's refusal of a CronJob that drifts, and kubectl monocle check's ChildDrift (kubectl-monocle): put a child back; KIND is one that runs pods",
+		Text: "kubectl -n NAMESPACE delete KIND NAME"},
 }
 
 // Namespace reports whether ns may be printed as a namespace: a DNS label,
@@ -141,6 +143,7 @@ var formPatterns = func() []*regexp.Regexp {
 		"NAMESPACE", "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?",
 		"NAME", "[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?",
 		"KEY", key,
+		"KIND", "(?:cronjob|deployment|statefulset|job)",
 		"SIZE", `[0-9][0-9.]*(?:[eE][0-9]+|[kMGTPE]i?|[munk])?`,
 	)
 	var out []*regexp.Regexp

@@ -79,7 +79,7 @@ func TestFormsAreWhole(t *testing.T) {
 		}
 		example := strings.NewReplacer("FROM-FILES", "--from-file=.kube=./token-1 --from-file=GITHUB_TOKEN=./token-2",
 			"REMOVE-KEYS", `{"op":"remove","path":"/data/.kube"},{"op":"remove","path":"/data/GHCRTS"}`,
-			"NAMESPACE", "team-a", "NAME", "monocle-sample-api", "KEY", ".kube", "SIZE", "20Gi").Replace(f.Text)
+			"NAMESPACE", "team-a", "NAME", "monocle-sample-api", "KEY", ".kube", "KIND", "deployment", "SIZE", "20Gi").Replace(f.Text)
 		if Strip(example) != "<command>" {
 			t.Errorf("%s: Strip(%q) = %q", f.By, example, Strip(example))
 		}

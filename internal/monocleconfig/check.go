@@ -2,6 +2,7 @@ package monocleconfig
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/change-metrics/monocle-hook/internal/monoclesearch"
@@ -107,16 +108,19 @@ func (c *checker) checkWorkspace(w *recordValue) Workspace {
 		c.checkAPIKey(w)
 	}
 	var crawlers []string
+	var entities [][]string
 	c.forEach(w, "crawlers", func(cr *recordValue) {
 		c.checkCrawler(cr)
 		crawlers = append(crawlers, cr.text("name"))
+		provider, _ := cr.get("provider").(*unionValue)
+		entities = append(entities, crawledEntities(provider))
 	})
 	c.checkAliases(w)
 	apiKey, named := w.get("crawlers_api_key").(string)
 	if !named {
 		apiKey = "CRAWLERS_API_KEY"
 	}
-	return Workspace{Name: name, Crawlers: crawlers, Idents: identsValue(w.get("idents")), APIKey: apiKey}
+	return Workspace{Name: name, Crawlers: crawlers, Entities: entities, Idents: identsValue(w.get("idents")), APIKey: apiKey}
 }
 
 // checkAPIKey: every workspace's crawlers_api_key (default
@@ -264,6 +268,53 @@ func crawlerNote(provider *unionValue) string {
 // are added at start, never removed (Index.hs:943-956, 1000-1001).
 func fromConfigOnly(entity string) string {
 	return "Monocle crawls no " + entity + " for it, except any that an earlier config gave a crawler of this name (Elasticsearch keeps them)"
+}
+
+// The kinds of entity of Monocle 1.11.2's crawler streams, its API's
+// EntityType (src/Macroscope/Worker.hs:43-48, streamEntity: Projects,
+// Changes, TaskDatas and UserChanges; schemas/monocle/protob/crawler.proto).
+const (
+	EntityOrganization = "organization"
+	EntityProject      = "project"
+	EntityTaskData     = "task data"
+	EntityUser         = "user"
+)
+
+// crawledEntities are the kinds of entity the streams Monocle 1.11.2's
+// crawler runs for a provider crawl (src/Macroscope/Main.hs:335-377,
+// getCrawler): GitLab's and GitHub's organization only without
+// repositories, Gerrit's only with a regexp ("^...") among them; none for
+// a GitHub application or task data crawler, which it does not run.
+func crawledEntities(provider *unionValue) []string {
+	if provider == nil {
+		return nil
+	}
+	p := provider.payload
+	var kinds []string
+	switch provider.alt {
+	case altGitlab:
+		if p.get("gitlab_repositories") == nil {
+			kinds = append(kinds, EntityOrganization)
+		}
+		kinds = append(kinds, EntityProject)
+	case altGerrit:
+		if slices.ContainsFunc(p.list("gerrit_repositories"), func(r any) bool { s, _ := r.(string); return strings.HasPrefix(s, "^") }) {
+			kinds = append(kinds, EntityOrganization)
+		}
+		if p.get("gerrit_repositories") != nil {
+			kinds = append(kinds, EntityProject)
+		}
+	case altBugzilla:
+		kinds = append(kinds, EntityTaskData)
+	case altGithub:
+		if p.get("github_repositories") == nil {
+			kinds = append(kinds, EntityOrganization)
+		}
+		kinds = append(kinds, EntityProject, EntityTaskData)
+	case altGithubUser:
+		kinds = append(kinds, EntityUser)
+	}
+	return kinds
 }
 
 // hasEntities is whether getCrawlerEntities (src/Monocle/Backend/Index.hs)

@@ -151,6 +151,10 @@ type Workspace struct {
 	Name string
 	// Crawlers are its crawlers' names, in the config's order.
 	Crawlers []string
+	// Entities are, for each of Crawlers, the kinds of entity its streams
+	// crawl (EntityOrganization, ...; none for a crawler Monocle's crawler
+	// does not run), whose commits the API keeps per crawler.
+	Entities [][]string
 	// Idents as Monocle reads them: nil when the workspace has none (absent
 	// or null), else a []any of map[string]any with "ident" (string),
 	// "aliases" ([]any of string) and, when given, "groups" ([]any of

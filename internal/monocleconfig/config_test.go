@@ -634,8 +634,8 @@ func TestWorkspacesAndIdents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}],"APIKey":"CRAWLERS_API_KEY"},` +
-		`{"Name":"b","Crawlers":null,"Idents":null,"APIKey":"B_KEY"},{"Name":"c","Crawlers":null,"Idents":[],"APIKey":"CRAWLERS_API_KEY"}]`
+	want := `[{"Name":"a","Crawlers":["gh","zuul"],"Entities":[["organization","project","task data"],null],"Idents":[{"aliases":["github.com/john"],"groups":["devs"],"ident":"John"},{"aliases":[],"ident":"Jane"}],"APIKey":"CRAWLERS_API_KEY"},` +
+		`{"Name":"b","Crawlers":null,"Entities":null,"Idents":null,"APIKey":"B_KEY"},{"Name":"c","Crawlers":null,"Entities":null,"Idents":[],"APIKey":"CRAWLERS_API_KEY"}]`
 	if string(got) != want {
 		t.Errorf("workspaces\n%s\nwant\n%s", got, want)
 	}
@@ -755,5 +755,51 @@ func TestEnforceAuthAndOIDCSecret(t *testing.T) {
 				t.Errorf("EnforceAuth %v, OIDCSecret %q; want %v, %q", cfg.EnforceAuth, cfg.OIDCSecret, tc.enforce, tc.variable)
 			}
 		})
+	}
+}
+
+// Each crawler's kinds of entity are those the streams Monocle 1.11.2's
+// crawler runs for its provider crawl (src/Macroscope/Main.hs:335-377,
+// getCrawler; src/Macroscope/Worker.hs:43-48, streamEntity): a GitHub
+// users crawler only users, a Bugzilla one only task data
+// (src/Monocle/Config.hs:420-429, getCrawlerProject, gives them no project).
+func TestCrawlerEntities(t *testing.T) {
+	cfg, err := Parse([]byte(`workspaces:
+  - name: ws
+    crawlers:
+      - {name: org, update_since: "2024-01-01", provider: {github_organization: o}}
+      - {name: repos, update_since: "2024-01-01", provider: {github_organization: o, github_repositories: [r]}}
+      - {name: users, update_since: "2024-01-01", provider: {github_users: [alice]}}
+      - {name: bz, update_since: "2024-01-01", provider: {bugzilla_url: "https://bz.example.com", bugzilla_products: [p]}}
+      - {name: gl, update_since: "2024-01-01", provider: {gitlab_organization: g}}
+      - {name: gl-repos, update_since: "2024-01-01", provider: {gitlab_organization: g, gitlab_repositories: [r]}}
+      - {name: gerrit, update_since: "2024-01-01", provider: {gerrit_url: "https://review.example.com", gerrit_repositories: ["^o/.*", p]}}
+      - {name: gerrit-plain, update_since: "2024-01-01", provider: {gerrit_url: "https://review.example.com", gerrit_repositories: [p]}}
+      - {name: gerrit-none, update_since: "2024-01-01", provider: {gerrit_url: "https://review.example.com"}}
+      - {name: td, update_since: "2024-01-01", provider: TaskDataProvider}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"org":          {EntityOrganization, EntityProject, EntityTaskData},
+		"repos":        {EntityProject, EntityTaskData},
+		"users":        {EntityUser},
+		"bz":           {EntityTaskData},
+		"gl":           {EntityOrganization, EntityProject},
+		"gl-repos":     {EntityProject},
+		"gerrit":       {EntityOrganization, EntityProject},
+		"gerrit-plain": {EntityProject},
+		"gerrit-none":  nil,
+		"td":           nil,
+	}
+	ws := cfg.Workspaces[0]
+	if len(ws.Entities) != len(ws.Crawlers) || len(ws.Crawlers) != len(want) {
+		t.Fatalf("%d crawlers, %d entities", len(ws.Crawlers), len(ws.Entities))
+	}
+	for i, name := range ws.Crawlers {
+		if !slices.Equal(ws.Entities[i], want[name]) {
+			t.Errorf("%s: %q, want %q", name, ws.Entities[i], want[name])
+		}
 	}
 }

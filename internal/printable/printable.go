@@ -9,6 +9,7 @@
 package printable
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -64,6 +65,35 @@ func Lines(s string) string {
 // character Escape escapes (and any other that is not printable), the
 // quote and the backslash. A quoted value cannot end its quotes early.
 func Quote(s string) string { return strconv.Quote(s) }
+
+// Quoted is JSON, or YAML whose strings holding such characters are
+// double-quoted, with each character Escape escapes that encoding/json and
+// YAML's emitters leave as it is (DEL, the C1 controls, the bidi controls,
+// the separators; both escape the C0 controls themselves) written as its
+// \uXXXX escape, which both read back as that character: the same values,
+// and nothing a terminal acts on. Such characters only occur in strings
+// there; elsewhere an escape would not be read back, so text of another
+// kind is not for Quoted.
+func Quoted(text []byte) []byte {
+	var b []byte
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRune(text[i:])
+		if r >= 0x7f && unsafeRune(r) {
+			if b == nil {
+				b = append(make([]byte, 0, len(text)+16), text[:i]...)
+			}
+			b = append(b, `\u`...)
+			b = append(b, fmt.Sprintf("%04x", r)...)
+		} else if b != nil {
+			b = append(b, text[i:i+size]...)
+		}
+		i += size
+	}
+	if b == nil {
+		return text
+	}
+	return b
+}
 
 // Clean reports whether s has nothing Escape would escape.
 func Clean(s string) bool { return unsafeAt(s) < 0 }

@@ -1,6 +1,7 @@
 package printable
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -89,4 +90,35 @@ func FuzzEscape(f *testing.F) {
 			t.Fatalf("Escape is not idempotent on %q", s)
 		}
 	})
+}
+
+// JSON through Quoted reads back as the same value and holds nothing a
+// terminal acts on, for every character Escape escapes (encoding/json
+// leaves DEL, C1 and bidi as they are).
+func TestQuotedJSON(t *testing.T) {
+	var all []rune
+	for r := rune(0); r < 0x3000; r++ {
+		if unsafeRune(r) {
+			all = append(all, r)
+		}
+	}
+	in := map[string]string{"v": "a" + string(all) + "é\u00a0z"}
+	raw, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Clean(strings.ReplaceAll(string(raw), "\n", "")) {
+		t.Fatal("encoding/json escaped them all itself: Quoted has nothing to do")
+	}
+	out := Quoted(raw)
+	if !Clean(strings.ReplaceAll(string(out), "\n", "")) {
+		t.Errorf("Quoted left a character a terminal acts on: %q", out)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out, &back); err != nil || back["v"] != in["v"] {
+		t.Errorf("read back %q, %v; want %q", back["v"], err, in["v"])
+	}
+	if clean := []byte(`{"v": "é"}`); &Quoted(clean)[0] != &clean[0] {
+		t.Error("Quoted copied a clean text")
+	}
 }

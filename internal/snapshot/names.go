@@ -63,6 +63,22 @@ func ours(prefix, name string) bool {
 	return err == nil && t.Format(nameLayout) == stamp
 }
 
+// CheckWritten refuses a snapshot name that `monocle-hook snapshot` would
+// not write, and returns its prefix: PREFIX-YYYYMMDD-HHMMSS as Name makes
+// it, its prefix one --prefix takes (CheckName) and the whole a name
+// CheckName takes (take.go checks --prefix and --name so). kubectl monocle
+// refuses any other before it makes a Job of it.
+func CheckWritten(name string) (prefix string, err error) {
+	const stamp = len("-" + nameLayout)
+	if len(name) > stamp {
+		prefix = name[:len(name)-stamp]
+	}
+	if CheckName("prefix", prefix) != nil || CheckName("snapshot", name) != nil || !ours(prefix, name) {
+		return "", fmt.Errorf("snapshot %q is not a name monocle-hook snapshot writes: PREFIX-YYYYMMDD-HHMMSS (UTC), the prefix of lowercase letters, digits, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	return prefix, nil
+}
+
 // CheckName refuses what Elasticsearch would refuse as a repository or
 // snapshot name, and more: only lowercase letters, digits, '.', '_' and '-',
 // starting with a letter or digit, so a name is also safe in a URL path, a

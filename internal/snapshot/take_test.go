@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/change-metrics/monocle-hook/internal/printable"
 )
 
 // testNow names the snapshot a test run takes.
@@ -426,5 +428,29 @@ func TestNameAndOurs(t *testing.T) {
 				t.Errorf("ours(%q, %q) = %t", tc.prefix, tc.name, got)
 			}
 		})
+	}
+}
+
+// CheckWritten takes what the snapshot command writes (a --prefix it
+// takes, and Name's stamp) and nothing else, before any Job is made of it.
+func TestCheckWritten(t *testing.T) {
+	for name, want := range map[string]string{
+		"monocle-20261130-091500":    "monocle",
+		"nightly-es-20261130-091500": "nightly-es",
+		"a-20261130-091500":          "a",
+	} {
+		if prefix, err := CheckWritten(name); err != nil || prefix != want {
+			t.Errorf("CheckWritten(%q) = %q, %v; want %q", name, prefix, err, want)
+		}
+	}
+	for _, bad := range []string{
+		"", "monocle", "monocle-before-upgrade", "-20261130-091500", "20261130-091500",
+		"monocle-20261130-256000", "monocle-20261130-091500-x", "Monocle-20261130-091500",
+		"_x-20261130-091500", "a b-20261130-091500", "../x-20261130-091500",
+		"\x1b]0;t\a-20261130-091500", "m\u202e-20261130-091500", strings.Repeat("m", 190) + "-20261130-091500",
+	} {
+		if _, err := CheckWritten(bad); err == nil || !printable.Clean(err.Error()) {
+			t.Errorf("CheckWritten(%q): %v", bad, err)
+		}
 	}
 }

@@ -181,10 +181,10 @@ func proveUpgradeOrder(ctx context.Context, o options, old oldRelease) error {
 	}
 	stalledAt := time.Now()
 	if took, err := waitSynced(upgradeSyncGrace, map[string]int64{"m1": 2}); err == nil {
-		return fmt.Errorf("Metacontroller synced m1's edit %.1f s after the chart's upgrade, with the old ClusterRole: docs/upgrade.md's step 2 says it does not; logs in %s", took.Seconds(), dir)
+		return fmt.Errorf("the chart upgraded first, Metacontroller synced m1's edit %.1f s after the chart's upgrade, with the old ClusterRole: docs/upgrade.md's step 2 says it does not; logs in %s", took.Seconds(), dir)
 	}
 	if ok, _ := synced(ctx, "m2", 1); ok {
-		return fmt.Errorf("Metacontroller synced the new m2 with the old ClusterRole: docs/upgrade.md's step 2 says it does not; logs in %s", dir)
+		return fmt.Errorf("the chart upgraded first, Metacontroller synced the new m2 with the old ClusterRole: docs/upgrade.md's step 2 says it does not; logs in %s", dir)
 	}
 	syncsStalled, _, err := hookSyncs(ctx, hookClient, newHookURL+"/metrics")
 	if err != nil {

@@ -13,7 +13,7 @@
 //
 //  1. Metacontroller starts, with -mc-flags followed by the few this program
 //     sets, which win: the kubeconfig of the local API server, loopback-only
-//     metrics and health addresses, no pprof. A warm-up Monocle is applied
+//     metrics and health addresses, no pprof (-mc-pprof: on loopback). A warm-up Monocle is applied
 //     and awaited: caches synced, the hook answering.
 //  2. Convergence. N Monocles are created in M namespaces by -clients
 //     parallel clients with no rate limit; the watches time the moment
@@ -152,6 +152,7 @@ type options struct {
 	clusterRole    []rbacv1.PolicyRule // Metacontroller's; nil: its chart's default, everything
 	secretRefs     bool                // each Monocle names a Secret of its own (spec.secretRef), made before it (scale.go)
 	unrelated      int                 // Secrets and ConfigMaps, this many of each, that no Monocle names (scale.go)
+	mcPprof        bool                // Metacontroller serves pprof on a loopback address, printed
 }
 
 // controllerName is the process measured: Metacontroller, or the seed's
@@ -200,6 +201,7 @@ func mainErr() error {
 	var values string
 	flag.StringVar(&values, "values", "", "values files of Metacontroller's chart, comma-separated and layered as helm -f does: Metacontroller runs with their commandArgs, env, clusterRole.rules and replicas (-mc-flags and -mc-env add to them)")
 	flag.BoolVar(&o.secretRefs, "secret-refs", false, "each Monocle names a Secret of its namespace in spec.secretRef (the hook's CRD only), created before the clock starts")
+	flag.BoolVar(&o.mcPprof, "mc-pprof", false, "Metacontroller serves pprof on a free loopback address each replica prints (to profile where its CPU goes)")
 	flag.IntVar(&o.unrelated, "unrelated", 0, "Secrets and ConfigMaps (this many of each) in the Monocles' namespaces that no Monocle names, created before the clock starts")
 	var scaleSizes, seedCRDs string
 	flag.StringVar(&scaleSizes, "scale", "", "instead of one measurement: for each N of this comma-separated list, the seed's operator (-seed, -seed-crds) then Metacontroller, one run each on a fresh control plane, compared (scale.go)")
@@ -614,11 +616,18 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		if o.seed != "" {
 			return append(slices.Clone(o.mcFlags), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+healthAddr)
 		}
+		pprof := "0"
+		if o.mcPprof {
+			if addr, err := freeLoopbackAddress(); err == nil {
+				pprof = addr
+				fmt.Printf("converge: a Metacontroller's pprof: http://%s/debug/pprof/ (metrics http://%s/metrics)\n", addr, metricsAddr)
+			}
+		}
 		args := append(slices.Clone(o.mcFlags),
 			"--kubeconfig="+kubeconfig,
 			"--metrics-address="+metricsAddr,
 			"--health-probe-bind-address="+healthAddr,
-			"--pprof-address=0",
+			"--pprof-address="+pprof,
 		)
 		// In a Pod, controller-runtime finds its namespace in the
 		// ServiceAccount's mount; here it must be told.

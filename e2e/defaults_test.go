@@ -244,7 +244,9 @@ func TestKeptDefaultsHoldAgainstEdits(t *testing.T) {
 			`{"spec":{"replicas":2}}`,
 			func(o map[string]any) bool { n, _, _ := unstructured.NestedInt64(o, "spec", "replicas"); return n == 2 }},
 		{"the data deleted with the Monocle", "StatefulSet", "-elastic",
-			func(o map[string]any) { unstructured.RemoveNestedField(o, "spec", "persistentVolumeClaimRetentionPolicy") },
+			func(o map[string]any) {
+				unstructured.RemoveNestedField(o, "spec", "persistentVolumeClaimRetentionPolicy")
+			},
 			`{"spec":{"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Delete"}}}`,
 			func(o map[string]any) bool {
 				p, _, _ := unstructured.NestedString(o, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted")
@@ -261,7 +263,10 @@ func TestKeptDefaultsHoldAgainstEdits(t *testing.T) {
 		{"the API recreated at each rollout", "Deployment", "-api",
 			func(o map[string]any) { unstructured.RemoveNestedField(o, "spec", "strategy") },
 			`{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`,
-			func(o map[string]any) bool { s, _, _ := unstructured.NestedString(o, "spec", "strategy", "type"); return s == "Recreate" }},
+			func(o map[string]any) bool {
+				s, _, _ := unstructured.NestedString(o, "spec", "strategy", "type")
+				return s == "Recreate"
+			}},
 		{"snapshots suspended", "CronJob", "-snapshots",
 			func(o map[string]any) { unstructured.RemoveNestedField(o, "spec", "suspend") },
 			`{"spec":{"suspend":true}}`,

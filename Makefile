@@ -203,6 +203,30 @@ converge:
 	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -metacontroller "$(METACONTROLLER)" \
 		-mc-flags "$(MC_FLAGS)" -mc-env "$(MC_ENV)" -monocles $(MONOCLES) -namespaces $(NAMESPACES) -runs $(RUNS) $(CONVERGE_FLAGS)
 
+# Issue #52's comparison at scale (tools/converge -scale, scale.go): for
+# each of SCALE_SIZES, the seed's operator (SEED, built from
+# change-metrics/monocle-operator's source outside this repository, as
+# docs/development.md says; SEED_CRD, its config/crd/bases file), then
+# Metacontroller + the hook as the shipped values run them, one run each on
+# a fresh control plane: NAMESPACES namespaces, each Monocle naming a Secret
+# of its own (spec.secretRef), SCALE_UNRELATED Secrets and as many
+# ConfigMaps no Monocle names. Tens of minutes; never part of `make test`.
+# See BENCHMARKS.md.
+SCALE_SIZES     ?= 1000,2000
+SCALE_UNRELATED ?= 2000
+.PHONY: converge-scale
+converge-scale:
+	@if [ -z "$(METACONTROLLER)" ] || [ -z "$(SEED)" ] || [ -z "$(SEED_CRD)" ]; then \
+		echo "make converge-scale: set METACONTROLLER=/path/to/metacontroller (v4.17.2), SEED=/path/to/seed-operator and SEED_CRD=/path/to/its/config/crd/bases/monocle.monocle.change-metrics.io_monocles.yaml (both built from their source: docs/development.md)" >&2; \
+		exit 2; \
+	fi
+	$(MAKE) build
+	$(GO) build -C tools/converge -o $(CURDIR)/bin/converge .
+	KUBEBUILDER_ASSETS="$$(tools/assets.sh)" bin/converge -scale $(SCALE_SIZES) -metacontroller "$(METACONTROLLER)" \
+		-seed "$(SEED)" -seed-crds "$(SEED_CRD),e2e/testdata/metacontroller-crds-v1.yaml" \
+		-values chart/files/metacontroller-values.yaml -namespaces $(NAMESPACES) -secret-refs -unrelated $(SCALE_UNRELATED) \
+		-mc-flags "$(MC_FLAGS)" -mc-env "$(MC_ENV)" $(CONVERGE_FLAGS)
+
 # Issue #32's trust boundary with the real Metacontroller (tools/converge
 # -prove-escape, escape.go): a tenant who may edit its namespace forges a
 # child's last-applied annotation under a refused spec; under each apply

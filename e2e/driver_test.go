@@ -81,7 +81,7 @@ func childTypeOf(kind string) childType {
 }
 
 type driver struct {
-	t *testing.T
+	t testing.TB
 	// requestBytes is the size of the last sync request posted.
 	requestBytes int
 	// storedSpec, when set, is sent as the parent's spec instead of the
@@ -105,7 +105,7 @@ func (d *driver) writesOutside(ns string) []write {
 	return slices.DeleteFunc(slices.Clone(d.writes), func(w write) bool { return w.namespace == ns })
 }
 
-func newDriver(t *testing.T, ns string) *driver {
+func newDriver(t testing.TB, ns string) *driver {
 	t.Helper()
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -324,13 +324,9 @@ func (d *driver) sync(name string) result {
 
 		if d.ssa {
 			obj.SetOwnerReferences([]metav1.OwnerReference{ref})
-			data, err := json.Marshal(obj.Object)
-			if err != nil {
-				d.t.Fatal(err)
-			}
 			w.verb = "apply"
 			d.writes = append(d.writes, w)
-			out, err := client.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "metacontroller", Force: ptr.To(true)})
+			out, err := serverSideApply(ctx, client, obj)
 			if err != nil {
 				d.t.Fatalf("server-side apply of %s %s: %v", obj.GetKind(), obj.GetName(), err)
 			}
@@ -403,6 +399,16 @@ func (d *driver) sync(name string) result {
 		}
 	}
 	return res
+}
+
+// serverSideApply applies obj as Metacontroller's server-side apply does:
+// field manager "metacontroller", forced.
+func serverSideApply(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	return client.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "metacontroller", Force: ptr.To(true)})
 }
 
 func jsonEqual(a, b any) bool {

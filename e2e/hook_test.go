@@ -17,7 +17,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook"
 )
 
-func restrictedNamespace(t *testing.T) string {
+func restrictedNamespace(t testing.TB) string {
 	return createNamespace(t, map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted",
 		"pod-security.kubernetes.io/warn":    "restricted",
@@ -268,6 +268,40 @@ func slicesEqualMaps(a, b map[string]string) bool {
 	return true
 }
 
+// createExample creates, as a user would, the Monocle of an example file,
+// the ConfigMaps in it (as kubectl apply -f would) and the Secrets it names
+// (as its comments ask you to create them: without them, no API nor crawler
+// is made), and returns the Monocle's name.
+func (d *driver) createExample(path string) string {
+	t := d.t
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var spec map[string]any
+	for _, doc := range strings.Split(string(b), "\n---") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		switch m["kind"] {
+		case hook.Kind:
+			name = m["metadata"].(map[string]any)["name"].(string)
+			spec, _ = m["spec"].(map[string]any)
+		case "ConfigMap":
+			cm := &unstructured.Unstructured{Object: m}
+			if _, err := d.dyn.Resource(childTypeOf("ConfigMap").gvr).Namespace(d.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	createReferenced(t, d.ns, spec)
+	d.createMonocle(name, spec)
+	return name
+}
+
 // Every child the hook answers for each example is accepted in a namespace
 // that enforces the restricted Pod Security level, with no warning.
 func TestExamplesChildrenAreRestricted(t *testing.T) {
@@ -279,34 +313,7 @@ func TestExamplesChildrenAreRestricted(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			ns := restrictedNamespace(t)
 			d, warnings := newWarningDriver(t, ns)
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The Monocle, and the ConfigMaps it names, applied as
-			// kubectl apply -f would.
-			var name string
-			var spec map[string]any
-			for _, doc := range strings.Split(string(b), "\n---") {
-				var m map[string]any
-				if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-					t.Fatal(err)
-				}
-				switch m["kind"] {
-				case hook.Kind:
-					name = m["metadata"].(map[string]any)["name"].(string)
-					spec, _ = m["spec"].(map[string]any)
-				case "ConfigMap":
-					cm := &unstructured.Unstructured{Object: m}
-					if _, err := d.dyn.Resource(childTypeOf("ConfigMap").gvr).Namespace(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			// The Secrets it names, as its comments ask you to create them:
-			// without them, no API nor crawler is made.
-			createReferenced(t, ns, spec)
-			d.createMonocle(name, spec)
+			name := d.createExample(f)
 			d.converge(name)
 			if len(warnings.messages) > 0 {
 				t.Errorf("warnings: %v", warnings.messages)

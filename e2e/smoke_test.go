@@ -65,7 +65,7 @@ func TestControlPlaneSmoke(t *testing.T) {
 // labels, and deletes it when the test ends. There is no namespace
 // controller (unless a test starts kube-controller-manager with it), so the
 // namespace may stay Terminating; names are unique, so that is harmless.
-func createNamespace(t *testing.T, labels map[string]string) string {
+func createNamespace(t testing.TB, labels map[string]string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-", Labels: labels}}
 	if err := k8sClient.Create(context.Background(), ns); err != nil {

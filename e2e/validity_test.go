@@ -624,7 +624,7 @@ func dryRunMonocle(d *driver, name string, spec map[string]any) error {
 // createReferenced creates the Secrets and the ConfigMap the spec names
 // that the hook reads (so that none is ReferenceNotFound), unless already
 // there.
-func createReferenced(t *testing.T, ns string, spec map[string]any) {
+func createReferenced(t testing.TB, ns string, spec map[string]any) {
 	t.Helper()
 	ctx := context.Background()
 	create := func(o client.Object) {

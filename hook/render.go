@@ -44,7 +44,7 @@ func Render(data []byte, env Env) (out []byte, held *metav1.Condition, err error
 	}
 	// Through JSON, as /sync sends them, then YAML.
 	for _, child := range resp.Children {
-		doc, err := yaml.Marshal(child)
+		doc, err := yaml.Marshal(wire.WithoutStatus(child))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -25,31 +25,30 @@ const (
 	ComponentSnapshots    = "snapshots"
 )
 
-// Secret is an Opaque Secret of a Monocle's component: its data, never
-// stringData (the server stores only data, so a stringData answer would
-// differ from what is read back, forever).
+// Secret is an Opaque Secret (the API server's default type, left out of
+// the answer) of a Monocle's component: its data, never stringData (the
+// server stores only data, so a stringData answer would differ from what is
+// read back, forever).
 func Secret(n instance.Names, name, component string, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   wire.TypeSecret,
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
 		Data:       data,
-		Type:       corev1.SecretTypeOpaque,
 	}
 }
 
 // Service is a ClusterIP Service of a Monocle's component, on its "http"
-// port.
+// port (TCP): the type and protocol are the API server's defaults, left
+// out of the answer.
 func Service(n instance.Names, name, component string, port int32) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   wire.TypeService,
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: n.Labels(component)},
 		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
 			Selector: n.Selector(component),
 			Ports: []corev1.ServicePort{{
 				Name:       "http",
 				Port:       port,
-				Protocol:   corev1.ProtocolTCP,
 				TargetPort: intstr.FromString("http"),
 			}},
 		},

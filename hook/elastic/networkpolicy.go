@@ -29,9 +29,13 @@ func makeNetworkPolicy(n instance.Names, s Settings) *networkingv1.NetworkPolicy
 		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentElastic)},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			// policyTypes: Ingress, the API server's default for a policy
+			// of ingress rules only.
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				// Protocol set, as the API server defaults it.
+				// Protocol set, as the API server defaults it: Metacontroller's
+				// three-way merge replaces a list of no merge key (ingress)
+				// whole, so a rule that differs from the stored one would be
+				// written again at every sync (e2e TestListsReplacedWhole).
 				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(instance.ElasticPort))}},
 				From:  peers,
 			}},

@@ -214,9 +214,9 @@ func makeSnapshotsCronJob(n instance.Names, s Settings, image string) *batchv1.C
 			StartingDeadlineSeconds: ptr.To(int64(3600)),
 			// Never two snapshot runs at once: Elasticsearch refuses a
 			// second snapshot of the same indices anyway.
-			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
-			Suspend:                    ptr.To(snap.suspend),
-			SuccessfulJobsHistoryLimit: ptr.To(int32(3)),
+			ConcurrencyPolicy: batchv1.ForbidConcurrent,
+			Suspend:           ptr.To(snap.suspend),
+			// Successful runs: the last 3, the API server's default.
 			// Failed runs are kept for their logs.
 			FailedJobsHistoryLimit: ptr.To(int32(3)),
 			JobTemplate: batchv1.JobTemplateSpec{

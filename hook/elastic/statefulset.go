@@ -50,7 +50,7 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 			{Name: "xpack.security.enabled", Value: "true"},
 			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.Heap + " -Xmx" + s.Heap},
 		},
-		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort, Protocol: corev1.ProtocolTCP}},
+		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort}},
 		// Ready once the node answers its root (GET /, 200) to the probe
 		// user, whose credentials curl reads from a file: the node, not the
 		// cluster's health, so a red cluster keeps Elasticsearch in its
@@ -65,8 +65,7 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 				"--netrc-file", UsersDir + "/" + probeNetrc,
 				"http://127.0.0.1:" + strconv.Itoa(instance.ElasticPort) + "/",
 			}}},
-			PeriodSeconds:  10,
-			TimeoutSeconds: 3,
+			TimeoutSeconds: 3, // every 10 s, the API server's default
 		},
 		Resources: s.Resources,
 		VolumeMounts: []corev1.VolumeMount{

@@ -138,7 +138,8 @@ func withElasticUsers(n instance.Names, pod corev1.PodSpec, image string) corev1
 	}
 	pod.InitContainers = []corev1.Container{initC}
 	pod.Volumes = append(pod.Volumes,
-		corev1.Volume{Name: elasticConfigVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		// No source: an emptyDir, the API server's default.
+		corev1.Volume{Name: elasticConfigVolume},
 		corev1.Volume{Name: elasticUsersVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: n.Elastic,
 			Items: []corev1.KeyToPath{

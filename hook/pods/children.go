@@ -59,7 +59,7 @@ func makeAPIDeployment(n instance.Names, s Settings, given Given, r rollout) *ap
 	// Elasticsearch for about 64 s (src/Monocle/Main.hs): up to 5 minutes
 	// to start, so that a first install, Elasticsearch starting too, is not
 	// restarted by the liveness probe.
-	c.StartupProbe = httpProbe("/health", 10, 3)
+	c.StartupProbe = httpProbe("/health", 0, 3)
 	c.StartupProbe.FailureThreshold = 30
 	// Pinned (Environment): env wins over the Secrets' keys of the name.
 	c.Env = append(c.Env,
@@ -146,8 +146,8 @@ func monocleContainer(n instance.Names, s Settings, command string, port int32) 
 		Command:        []string{"monocle", command},
 		Env:            []corev1.EnvVar{{Name: "MONOCLE_CONFIG", Value: configDir + "/" + configFile}},
 		EnvFrom:        envFrom,
-		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: port, Protocol: corev1.ProtocolTCP}},
-		ReadinessProbe: httpProbe("/health", 10, 3),
+		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: port}},
+		ReadinessProbe: httpProbe("/health", 0, 3),
 		LivenessProbe:  httpProbe("/health", 30, 5),
 		VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
@@ -212,12 +212,13 @@ func withConfigVolume(configMap string, spec corev1.PodSpec) corev1.PodSpec {
 	return spec
 }
 
+// httpProbe is an HTTP GET of path on the "http" port every period
+// seconds (0: the API server's default, 10).
 func httpProbe(path string, period, timeout int32) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path:   path,
-			Port:   intstr.FromString("http"),
-			Scheme: corev1.URISchemeHTTP,
+			Path: path,
+			Port: intstr.FromString("http"),
 		}},
 		PeriodSeconds:  period,
 		TimeoutSeconds: timeout,

@@ -13,7 +13,7 @@
 //
 //  1. Metacontroller starts, with -mc-flags followed by the few this program
 //     sets, which win: the kubeconfig of the local API server, loopback-only
-//     metrics and health addresses, no pprof. A warm-up Monocle is applied
+//     metrics and health addresses, no pprof (-mc-pprof: on loopback). A warm-up Monocle is applied
 //     and awaited: caches synced, the hook answering.
 //  2. Convergence. N Monocles are created in M namespaces by -clients
 //     parallel clients with no rate limit; the watches time the moment
@@ -92,7 +92,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -151,6 +150,9 @@ type options struct {
 	replicas       int                 // Metacontroller's, under leader election from 2 (replicas.go)
 	killLeader     bool                // kill the leader once half the Monocles have their children
 	clusterRole    []rbacv1.PolicyRule // Metacontroller's; nil: its chart's default, everything
+	secretRefs     bool                // each Monocle names a Secret of its own (spec.secretRef), made before it (scale.go)
+	unrelated      int                 // Secrets and ConfigMaps, this many of each, that no Monocle names (scale.go)
+	mcPprof        bool                // Metacontroller serves pprof on a loopback address, printed
 }
 
 // controllerName is the process measured: Metacontroller, or the seed's
@@ -204,6 +206,12 @@ func mainErr() error {
 	flag.StringVar(&mcEnv, "mc-env", "", "Metacontroller's extra environment, space-separated (e.g. \"GOMEMLIMIT=200MiB\")")
 	var values string
 	flag.StringVar(&values, "values", "", "values files of Metacontroller's chart, comma-separated and layered as helm -f does: Metacontroller runs with their commandArgs, env, clusterRole.rules and replicas (-mc-flags and -mc-env add to them)")
+	flag.BoolVar(&o.secretRefs, "secret-refs", false, "each Monocle names a Secret of its namespace in spec.secretRef (the hook's CRD only), created before the clock starts")
+	flag.BoolVar(&o.mcPprof, "mc-pprof", false, "Metacontroller serves pprof on a free loopback address each replica prints (to profile where its CPU goes)")
+	flag.IntVar(&o.unrelated, "unrelated", 0, "Secrets and ConfigMaps (this many of each) in the Monocles' namespaces that no Monocle names, created before the clock starts")
+	var scaleSizes, seedCRDs string
+	flag.StringVar(&scaleSizes, "scale", "", "instead of one measurement: for each N of this comma-separated list, the seed's operator (-seed, -seed-crds) then Metacontroller, one run each on a fresh control plane, compared (scale.go)")
+	flag.StringVar(&seedCRDs, "seed-crds", "", "with -scale: the CRD files of the seed's run, comma-separated (its config/crd/bases file and Metacontroller's)")
 	flag.BoolVar(&o.killLeader, "kill-leader", false, "with 2 replicas or more: kill the leader (SIGKILL) once half the Monocles have their children")
 	flag.Parse()
 	o.replicas = 1
@@ -224,6 +232,11 @@ func mainErr() error {
 	}
 	o.crds = strings.Split(crds, ",")
 
+	// envtest and controller-runtime log through this; they say little.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	if scaleSizes != "" {
+		return scale(o, scaleSizes, strings.Split(seedCRDs, ","))
+	}
 	// Never a silent pass: no Metacontroller, no benchmark.
 	if o.seed != "" {
 		o.metacontroller = o.seed
@@ -249,8 +262,6 @@ func mainErr() error {
 		}
 		o.workdir = dir
 	}
-	// envtest and controller-runtime log through this; they say little.
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 
 	flags := strings.Join(o.mcFlags, " ")
 	if flags == "" {
@@ -274,7 +285,7 @@ func mainErr() error {
 	}
 	// Interrupted, a run stops its processes and control planes: envtest's
 	// etcd and kube-apiserver would outlive this program otherwise.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	if switchOnly {
 		return proveSwitch(ctx, o)
@@ -620,11 +631,18 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 		if o.seed != "" {
 			return append(slices.Clone(o.mcFlags), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+healthAddr)
 		}
+		pprof := "0"
+		if o.mcPprof {
+			if addr, err := freeLoopbackAddress(); err == nil {
+				pprof = addr
+				fmt.Printf("converge: a Metacontroller's pprof: http://%s/debug/pprof/ (metrics http://%s/metrics)\n", addr, metricsAddr)
+			}
+		}
 		args := append(slices.Clone(o.mcFlags),
 			"--kubeconfig="+kubeconfig,
 			"--metrics-address="+metricsAddr,
 			"--health-probe-bind-address="+healthAddr,
-			"--pprof-address=0",
+			"--pprof-address="+pprof,
 		)
 		// In a Pod, controller-runtime finds its namespace in the
 		// ServiceAccount's mount; here it must be told.
@@ -641,6 +659,9 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	mc := mcs.watchdog
 	leader, err := mcs.waitLeader(ctx, hookClient, time.Minute)
 	if err != nil {
+		return err
+	}
+	if err := makeReferenced(ctx, o, dyn); err != nil {
 		return err
 	}
 	warmup := newMonocle(cp.parentGVR, cp.parentKind, warmupNS, "warmup")
@@ -672,6 +693,11 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if err != nil {
 		return err
 	}
+	if o.seed != "" { // no hook: its syncs are the seed's reconciles
+		if syncsBefore, err = reconciles(ctx, hookClient, leader.metrics); err != nil {
+			return err
+		}
+	}
 	updatesBefore, _, _, _, err := countLogs(mcs.logs())
 	if err != nil {
 		return err
@@ -695,8 +721,11 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	}
 	if err := parallel(ctx, o.clients, o.monocles, func(ctx context.Context, i int) error {
 		m := newMonocle(cp.parentGVR, cp.parentKind, fmt.Sprintf("%s%d", convergePrefix, i%o.namespaces), monocleName(i))
-		if o.seed != "" {
+		switch {
+		case o.seed != "":
 			m.Object["spec"] = seedSpec()
+		case o.secretRefs:
+			m.Object["spec"] = map[string]any{"secretRef": map[string]any{"name": tokensSecret(i)}}
 		}
 		_, err := dyn.Resource(cp.parentGVR).Namespace(m.GetNamespace()).Create(ctx, m, metav1.CreateOptions{})
 		return err
@@ -746,6 +775,11 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	if err != nil {
 		return err
 	}
+	if o.seed != "" {
+		if syncsSettled, err = reconciles(ctx, hookClient, metricsURL); err != nil {
+			return err
+		}
+	}
 	res.syncsConverging = syncsSettled - syncsBefore
 	res.hookSeconds = secondsSettled - secondsBefore
 	res.updatesConverging = updatesSettled - updatesBefore
@@ -784,6 +818,11 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	syncsQuiet, _, err := hookSyncs(ctx, hookClient, hookURL+"/metrics")
 	if err != nil {
 		return err
+	}
+	if o.seed != "" {
+		if syncsQuiet, err = reconciles(ctx, hookClient, metricsURL); err != nil {
+			return err
+		}
 	}
 	res.syncsQuiet = syncsQuiet - syncsSettled
 	updatesQuiet, _, errorLines, forbidden, err := countLogs(mcs.logs())

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"runtime"
-	"runtime/debug"
-	rtmetrics "runtime/metrics"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
 // tenantList is what `kubectl get monocles,configmaps,secrets -A -o yaml`
@@ -42,39 +40,6 @@ func tenantList(t testing.TB, total, keys, valueSize int) []byte {
 	return b
 }
 
-// peakHeap runs f with the GC at GOGC=1 and returns how far the live heap
-// rose over what it was before, as sampled after each GC cycle (as
-// hook/server's peakLive).
-func peakHeap(f func()) int64 {
-	runtime.GC()
-	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	rtmetrics.Read(live)
-	before := int64(live[0].Value.Uint64())
-	defer debug.SetGCPercent(debug.SetGCPercent(1))
-	var peak atomic.Int64
-	done, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			rtmetrics.Read(s)
-			if v := int64(s[0].Value.Uint64()) - before; v > peak.Load() {
-				peak.Store(v)
-			}
-			runtime.Gosched()
-		}
-	}()
-	f()
-	close(done)
-	<-sampled
-	return peak.Load()
-}
-
 // check -f holds its input, and beyond it costs at most 4 MiB and 4 times
 // its largest object, whatever the tenant's ConfigMaps beside the Monocle
 // (many small ones, or one large): a List's items are read one at a time,
@@ -97,7 +62,7 @@ func TestCheckMemoryIsBounded(t *testing.T) {
 		}
 		var rep Report
 		var err error
-		peak := peakHeap(func() { rep, err = Check(in, testEnv()) })
+		peak := testbodies.PeakLive(func() { rep, err = Check(in, testEnv()) })
 		if err != nil || rep.Checked != 1 || len(rep.Refusals) > 0 {
 			t.Fatalf("%s: %+v, %v", shape.name, rep, err)
 		}

@@ -20,10 +20,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/debug"
-	rtmetrics "runtime/metrics"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,14 +121,14 @@ func BenchmarkRequestHeap(b *testing.B) {
 	}
 	var basePeak int64
 	for range 5 {
-		basePeak = max(basePeak, peakLive(run(base)))
+		basePeak = max(basePeak, testbodies.PeakLive(run(base)))
 	}
 	for _, f := range bodies {
 		b.Run(f.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var peak int64
 			for b.Loop() {
-				peak = max(peak, peakLive(run(f.body)))
+				peak = max(peak, testbodies.PeakLive(run(f.body)))
 			}
 			b.ReportMetric(float64(peak), "peak-B")
 			b.ReportMetric(float64(peak)/float64(len(f.body)), "peak/body")
@@ -159,39 +155,6 @@ func charged(b *testing.B, body []byte) int64 {
 		b.Fatal(err)
 	}
 	return budget.InUse()
-}
-
-// peakLive runs f with the GC at GOGC=1 and returns how far the live heap
-// rose over what it was before, as sampled after each GC cycle.
-func peakLive(f func()) int64 {
-	runtime.GC()
-	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	rtmetrics.Read(live)
-	before := int64(live[0].Value.Uint64())
-	defer debug.SetGCPercent(debug.SetGCPercent(1))
-	var peak atomic.Int64
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			rtmetrics.Read(s)
-			if v := int64(s[0].Value.Uint64()) - before; v > peak.Load() {
-				peak.Store(v)
-			}
-			runtime.Gosched()
-		}
-	}()
-	f()
-	close(done)
-	<-sampled
-	return peak.Load()
 }
 
 func decodeRequest(t testing.TB, body []byte) *wire.SyncRequest {

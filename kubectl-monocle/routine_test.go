@@ -47,20 +47,28 @@ func plant(cj *batchv1.CronJob) {
 	spec.Containers[0].Args = []string{"snapshot", "--prefix", "\x1b]0;owned\x07"}
 }
 
-// A backup's Job is built from the hook's own answer for the Monocle,
-// never from the observed CronJob: whatever a tenant planted in that
-// CronJob is in no Job; its name is a job-name label value for the longest
-// Monocle name.
-func TestBackupJobIsTheHooks(t *testing.T) {
+// snapshotsAnswer is a fake cluster holding snapshotsMonocle, and its
+// snapshots CronJob as the hook answers it.
+func snapshotsAnswer(t *testing.T) (*clients, *batchv1.CronJob) {
+	t.Helper()
 	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
 	m, err := readMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
+	cj, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, cj
+}
+
+// A backup's Job is built from the hook's own answer for the Monocle,
+// never from the observed CronJob: whatever a tenant planted in that
+// CronJob is in no Job; its name is a job-name label value for the longest
+// Monocle name.
+func TestBackupJobIsTheHooks(t *testing.T) {
+	_, want := snapshotsAnswer(t)
 	if fields := drift(&want.DeepCopy().Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate); len(fields) > 0 {
 		t.Errorf("the hook's own CronJob drifts: %v", fields)
 	}
@@ -103,15 +111,7 @@ func TestBackupJobIsTheHooks(t *testing.T) {
 // A backup against a CronJob a tenant changed is refused, naming the
 // fields and how to put it back, and creates no Job.
 func TestBackupRefusesAPlantedCronJob(t *testing.T) {
-	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, want := snapshotsAnswer(t)
 	planted := want.DeepCopy()
 	planted.Namespace = "ns"
 	plant(planted)
@@ -199,15 +199,7 @@ func TestPrintedCommandsAreForms(t *testing.T) {
 // refused before any Job exists: backup's, from the prefix of the hook's
 // CronJob, and restore's --snapshot; the refusal shows the name escaped.
 func TestSnapshotNamesAreTheCommands(t *testing.T) {
-	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, want := snapshotsAnswer(t)
 	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
 	for prefix, ok := range map[string]bool{"nightly": true, "\x1b]0;owned\x07": false, "Monocle": false, "a/b": false} {
 		cj := want.DeepCopy()

@@ -123,7 +123,12 @@ func TestNetworkPolicyAdmitsOwnPods(t *testing.T) {
 // networkPolicyOf is the NetworkPolicy N-elastic of Monocle name.
 func networkPolicyOf(t *testing.T, name string) *networkingv1.NetworkPolicy {
 	t.Helper()
-	es, _, err := elastic.Answer("default", instance.For(name), elastic.Settings{NetworkPolicy: true}, wire.Children{}, nil, testEnv().Rand, "")
+	n, s := instance.For(name), elastic.Settings{NetworkPolicy: true}
+	users, err := elastic.Users(n, s, wire.Children{}, testEnv().Rand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, _, err := elastic.Answer("default", n, s, wire.Children{}, nil, users, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

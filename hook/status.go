@@ -159,6 +159,10 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 		}
 		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRetainingVolume,
 			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.Retaining}
+	case es.Securing != "":
+		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonSecuringElasticsearch,
+			Message: "Elasticsearch's StatefulSet " + n.Elastic + " runs without security, its pods' template as it is, until every client reaches it with the credentials of Secret " +
+				n.Elastic + ": waiting for " + es.Securing}
 	case es.Recreating:
 		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRecreatingStatefulSet,
 			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +

@@ -116,7 +116,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	if err != nil {
 		return nil, err
 	}
-	es, esFacts, err := elastic.Answer(namespace, n, s.elastic, obs, rel.Claims, env.Rand, env.Image)
+	users, err := elastic.Users(n, s.elastic, obs, env.Rand)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +125,14 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	}
 	p, podFacts, err := pods.Answer(env.Context, namespace, n, s.pods, obs, rel, keys, pods.Given{
 		PublicURL:  s.access.PublicURL,
-		ElasticURL: s.elastic.URL, ElasticURLSecret: s.elastic.URLSecret, ElasticUsers: esFacts.Users,
+		ElasticURL: s.elastic.URL, ElasticURLSecret: s.elastic.URLSecret, ElasticUsers: users,
 	})
+	if err != nil {
+		return nil, err
+	}
+	// Elasticsearch's security waits for the pods' clients to read their
+	// credentials.
+	es, esFacts, err := elastic.Answer(namespace, n, s.elastic, obs, rel.Claims, users, env.Image, podFacts.ElasticClientPending)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,9 @@ type Facts struct {
 	snapshotsOff, snapshotsOffMessage string
 	snapshotsClaim                    string
 	claims                            map[string]*corev1.PersistentVolumeClaim
+	// Securing, when not "", names the clients Elasticsearch's security
+	// waits for: its StatefulSet, running without, keeps its pod template.
+	Securing string
 	// Users is the data of the Secret N-elastic, Elasticsearch's users,
 	// when the hook answers it (nil else): the pods read their URL there.
 	Users map[string][]byte
@@ -71,20 +74,30 @@ func HeldFacts(n instance.Names, obs wire.Children) Facts {
 	}
 }
 
-// Answer gives Elasticsearch's children and facts: its users' Secret (its
-// passwords drawn from random when new), then the rest (answer). hookImage
-// runs the snapshots (DefaultHookImage when "").
-func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim, random io.Reader, hookImage string) (Children, Facts, error) {
+// Users is the data of the Secret N-elastic, Elasticsearch's users, when
+// the hook runs it (nil when Elasticsearch is external and none runs): its
+// passwords drawn from random when new. The pods read their URL there, and
+// Answer makes the Secret of it.
+func Users(n instance.Names, s Settings, obs wire.Children, random io.Reader) (map[string][]byte, error) {
+	if s.External() && obs.StatefulSets[n.Elastic] == nil {
+		return nil, nil
+	}
+	return usersData(n, obs.Secrets[n.Elastic], random)
+}
+
+// Answer gives Elasticsearch's children and facts: its users' Secret of
+// users (Users), then the rest (answer). hookImage runs the snapshots
+// (DefaultHookImage when ""). clientPending names the clients beside its
+// own (the pods', pods.Facts) that may still reach Elasticsearch without
+// credentials: a running Elasticsearch without security keeps it off,
+// and its StatefulSet as it runs, until none does (security.go).
+func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim,
+	users map[string][]byte, hookImage, clientPending string) (Children, Facts, error) {
 	var out Children
-	var users map[string][]byte // Elasticsearch's users, when the hook runs it
-	if !s.External() || obs.StatefulSets[n.Elastic] != nil {
-		var err error
-		if users, err = usersData(n, obs.Secrets[n.Elastic], random); err != nil {
-			return Children{}, Facts{}, err
-		}
+	if users != nil {
 		out.Users = child.Secret(n, n.Elastic, child.ComponentElastic, users)
 	}
-	facts := answer(namespace, n, s, obs, claims, hookImage, &out)
+	facts := answer(namespace, n, s, obs, claims, hookImage, cmp.Or(clientPending, snapshotsClientPending(n, obs)), &out)
 	facts.Users = users
 	// Kept while the StatefulSet is observed, after a switch to an
 	// external Elasticsearch too: its pods run until it is deleted.
@@ -97,9 +110,11 @@ func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, c
 // answer sets Elasticsearch's Service, StatefulSet and snapshot CronJob in
 // out, as far as this answer goes: a StatefulSet that must be recreated, or
 // released before it goes, moves one step per sync.
-func answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim, hookImage string, out *Children) Facts {
+func answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim,
+	hookImage, clientPending string, out *Children) Facts {
 	facts := Facts{External: s.External(), claims: claims}
 	sts := obs.StatefulSets[n.Elastic]
+	gated := sts != nil && !secured(sts) && clientPending != ""
 	switch {
 	case !s.External():
 		out.Service = child.Service(n, n.Elastic, child.ComponentElastic, instance.ElasticPort)
@@ -108,11 +123,18 @@ func answer(namespace string, n instance.Names, s Settings, obs wire.Children, c
 		// (volumeClaimTemplates are immutable): it is recreated, its
 		// volumes retained first.
 		switch {
-		case sts == nil || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil:
+		case sts == nil || gated || s.snapshots == nil || claimTemplate(sts.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil:
 			// Answered, created or updated in place.
 			answered := makeStatefulSet(n, s, sts, false, claims[n.DataClaim()])
+			if gated {
+				// Elasticsearch runs without security until no client
+				// lacks credentials: its pods keep their template (a new
+				// one has security on), and it is not recreated.
+				answered.Spec.Template = *sts.Spec.Template.DeepCopy()
+				facts.Securing = clientPending
+			}
 			out.StatefulSet = answered
-			if s.snapshots != nil {
+			if s.snapshots != nil && claimTemplate(answered.Spec.VolumeClaimTemplates, instance.SnapshotsVolume) != nil {
 				// Only with the volume the snapshots are written to.
 				out.Snapshots = makeSnapshotsCronJob(n, s, cmp.Or(hookImage, DefaultHookImage))
 			}

@@ -47,7 +47,7 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 			{Name: "discovery.type", Value: "single-node"},
 			// Its users are the file realm's of the Secret N-elastic
 			// (users.go).
-			{Name: "xpack.security.enabled", Value: "true"},
+			{Name: securityEnv, Value: "true"},
 			{Name: "ES_JAVA_OPTS", Value: "-Xms" + s.Heap + " -Xmx" + s.Heap},
 		},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: instance.ElasticPort}},

@@ -53,6 +53,10 @@ type Facts struct {
 	jobName string
 	// Sessions are what the API's Service keeps to (hook/access).
 	Sessions Sessions
+	// ElasticClientPending names the pods' clients of the Elasticsearch
+	// the Monocle runs that may still reach it without credentials
+	// (elasticClientPending); "" when none may, or it is external.
+	ElasticClientPending string
 }
 
 // Sessions is what the pods say of the API's sessions, which the API's
@@ -149,6 +153,9 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 			// The pods are held: the status says what they run.
 			URL: observedPublicURL(obs.Deployments[n.API]), Crawler: s.crawler || obs.Deployments[n.Crawler] != nil,
 			Sessions: Sessions{AsObserved: true}}
+		if !given.elasticExternal() {
+			facts.ElasticClientPending = elasticClientPending(n, obs, true)
+		}
 		return out, facts, err
 	}
 	facts := Facts{URL: given.PublicURL, Crawler: s.crawler, Errors: missing}
@@ -210,6 +217,9 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 		out.Job = makeUpdateIdentsJob(n, s, given, cfg.idents, n.MountedConfig(cfg.hash), job)
 	}
 	facts.job, facts.jobName = job, n.UpdateIdentsJob(cfg.idents)
+	if !given.elasticExternal() {
+		facts.ElasticClientPending = elasticClientPending(n, obs, apiHeld)
+	}
 	return out, facts, nil
 }
 

@@ -81,6 +81,21 @@ func URLEnv(secret string, u User) corev1.EnvVar {
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: URLKey(u)}}}
 }
 
+// ReadsURL: one of containers reads MONOCLE_ELASTIC_URL from the key of u
+// in the Secret secret, as URLEnv writes it: its process reaches
+// Elasticsearch with u's credentials.
+func ReadsURL(containers []corev1.Container, secret string, u User) bool {
+	for _, c := range containers {
+		for _, e := range c.Env {
+			if e.Name == "MONOCLE_ELASTIC_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+				e.ValueFrom.SecretKeyRef.Name == secret && e.ValueFrom.SecretKeyRef.Key == URLKey(u) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // UsersRoles is the users_roles file: role:user, a line each.
 func UsersRoles() string {
 	var b strings.Builder

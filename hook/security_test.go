@@ -91,7 +91,7 @@ func release010(t *testing.T, spec, jobName string) *cluster {
 	}
 	parent := map[string]any{"apiVersion": "monocle.monocle.change-metrics.io/v1alpha1", "kind": "Monocle",
 		"metadata": map[string]any{"name": "snapshots-demo", "namespace": "default", "uid": "uid-monocle", "generation": 1},
-		"spec": json.RawMessage(spec)}
+		"spec":     json.RawMessage(spec)}
 	body, err := json.Marshal(map[string]any{"parent": parent, "children": children})
 	if err != nil {
 		t.Fatal(err)

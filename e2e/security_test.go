@@ -101,7 +101,7 @@ func TestSecurityTurnsOnAfterItsClients(t *testing.T) {
 	if got := security(); got != "false" {
 		t.Fatalf("after the first sync, xpack.security.enabled is %s, want false as 0.1.0 left it", got)
 	}
-	if !readsCredentials("Deployment.apps/v1", "snapshots-demo-api", "spec", "template", "spec") ||
+	if !strings.Contains(jsonOf(t, d.get("Deployment.apps/v1", "snapshots-demo-api").Object["spec"]), `"items":[{"key":"monocle.url","path":"url"}],"secretName":"snapshots-demo-elastic"`) ||
 		!readsCredentials("CronJob.batch/v1", "snapshots-demo-snapshots", "spec", "jobTemplate", "spec", "template", "spec") {
 		t.Fatal("the API or the snapshot CronJob does not read its credentials after the first sync")
 	}

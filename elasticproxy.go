@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/change-metrics/monocle-hook/internal/elasticproxy"
@@ -14,27 +14,27 @@ import (
 
 // elasticProxy serves internal/elasticproxy until SIGTERM: the sidecar of
 // a Monocle's API pod, through which the API reaches Elasticsearch with
-// credentials its own URL does not carry.
+// credentials its own URL does not carry. The URL with them is its
+// MONOCLE_ELASTIC_URL, which the kubelet reads from a Secret's key.
 func elasticProxy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("elastic-proxy", flag.ContinueOnError)
-	listen := fs.String("listen", fmt.Sprintf("127.0.0.1:%d", instance.ElasticPort), "the loopback address to serve")
-	file := fs.String("url-file", "", "the file holding Elasticsearch's URL with its credentials (a mounted Secret key), read on every request")
-	if err := parseSubcommand(fs, args, "elastic-proxy --url-file FILE [--listen 127.0.0.1:9200]", stdout, stderr); err != nil {
+	listen := fs.String("listen", instance.ElasticProxyListen, "the loopback address to serve")
+	if err := parseSubcommand(fs, args, "elastic-proxy [--listen 127.0.0.1:9200] (Elasticsearch's URL with its credentials in MONOCLE_ELASTIC_URL)", stdout, stderr); err != nil {
 		return err
 	}
-	if *file == "" {
-		fmt.Fprintln(stderr, "monocle-hook elastic-proxy: --url-file is required")
-		return errUsage
+	up, err := elasticproxy.ParseUpstream(os.Getenv("MONOCLE_ELASTIC_URL"))
+	if err != nil {
+		return err
 	}
 	l, err := elasticproxy.Listen(*listen)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	srv := elasticproxy.Server(elasticproxy.Handler(*file, nil, log))
+	srv := elasticproxy.Server(elasticproxy.Handler(up, nil, log))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
-	log.Info("elastic-proxy: serving", "listen", l.Addr().String(), "url-file", *file)
+	log.Info("elastic-proxy: serving", "listen", l.Addr().String(), "elasticsearch", up.URL.Host)
 	select {
 	case err := <-served:
 		return err

@@ -56,9 +56,9 @@ Usage:
                                        snapshot a Monocle's indices, keep the N newest
   monocle-hook restore --elastic URL --repository R --location P --snapshot S
                                        restore them from snapshot S
-  monocle-hook elastic-proxy --url-file FILE [--listen 127.0.0.1:9200]
+  monocle-hook elastic-proxy [--listen 127.0.0.1:9200]
                                        serve Elasticsearch on loopback with the credentials of the URL
-                                       in FILE (the sidecar of a Monocle's API pod)
+                                       in MONOCLE_ELASTIC_URL (the sidecar of a Monocle's API pod)
   monocle-hook test --url URL [--ca-bundle PEM]
                                        send a recorded sync request to the hook at URL and check its
                                        answer (the chart's helm test runs it)

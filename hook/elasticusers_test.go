@@ -177,7 +177,7 @@ func TestElasticPasswordsOnlyInTheSecret(t *testing.T) {
 	// The API (through its proxy, which alone mounts the key) and the
 	// snapshot CronJob read their own user's URL.
 	for kind, read := range map[string]string{
-		"Deployment/" + n.API:    `"items":[{"key":"monocle.url","path":"url"}],"secretName":"` + n.Elastic + `"`,
+		"Deployment/" + n.API:    `"initContainers":[{"command":["/monocle-hook","elastic-proxy"],"env":[{"name":"MONOCLE_ELASTIC_URL","valueFrom":{"secretKeyRef":{"key":"monocle.url","name":"` + n.Elastic + `"}}}]`,
 		"CronJob/" + n.Snapshots: `"secretKeyRef":{"key":"monocle-snapshots.url","name":"` + n.Elastic + `"}`,
 	} {
 		kind, name, _ := strings.Cut(kind, "/")

@@ -257,15 +257,13 @@ func clientWithoutCredentials(t *testing.T, n instance.Names, objs map[string]ma
 func proxiesMonocleUser(d appsv1.Deployment, n instance.Names) bool {
 	spec := d.Spec.Template.Spec
 	proxy := slices.ContainsFunc(spec.InitContainers, func(c corev1.Container) bool {
-		return c.Name == "elastic-proxy" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-	})
-	mounted := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool {
-		return v.Secret != nil && v.Secret.SecretName == n.Elastic && len(v.Secret.Items) == 1 && v.Secret.Items[0].Key == elasticusers.URLKey(elasticusers.Monocle)
+		return c.Name == "elastic-proxy" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways &&
+			elasticusers.ReadsURL([]corev1.Container{c}, n.Elastic, elasticusers.Monocle)
 	})
 	viaProxy := slices.ContainsFunc(spec.Containers[0].Env, func(e corev1.EnvVar) bool {
 		return e.Name == "MONOCLE_ELASTIC_URL" && e.Value == "http://127.0.0.1:9200"
 	})
-	return proxy && mounted && viaProxy
+	return proxy && viaProxy
 }
 
 // rollOnePod plays the workload controllers one sync at a time: a workload

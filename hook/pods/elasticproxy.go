@@ -15,13 +15,10 @@ import (
 // Monocle's API logs its Elasticsearch URL at start (src/Monocle/Main.hs:195),
 // and the built-in `view` role may read pod logs; so the API is given the
 // proxy's loopback URL, and only the proxy reads the URL with the
-// credentials, from the one key of the Secret it mounts. The update-idents
-// and janitor Jobs keep reading it from their environment: Monocle's
+// credentials, from the Secret's key, as the clients did (the API's
+// secret-hash covers that key: a new password rolls the pod, proxy and
+// all). The update-idents and janitor Jobs keep reading it: Monocle's
 // janitor commands never print it (src/CLI.hs:155-190).
-const (
-	elasticURLDir  = "/etc/monocle-elastic"
-	elasticURLFile = "url"
-)
 
 // proxiedElasticURL is the Secret key holding the URL, with credentials,
 // that the API's proxy reads: N-elastic's for the Elasticsearch the Monocle
@@ -34,22 +31,19 @@ func proxiedElasticURL(n instance.Names, given Given) *corev1.SecretKeySelector 
 	case given.ElasticURL != "":
 		return nil
 	}
-	return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: n.Elastic}, Key: elasticusers.URLKey(elasticusers.Monocle)}
+	return elasticusers.URLEnv(n.Elastic, elasticusers.Monocle).ValueFrom.SecretKeyRef
 }
 
 // withElasticProxy runs the proxy in pod as a native sidecar (an init
 // container that keeps running: it has started before the API does, and
-// stops after it), reading key's URL from a volume of that key alone.
+// stops after it), reading key's URL. Its fields are few: each costs the
+// hook's memory budget, twice, in every sync request of the Monocle.
 func withElasticProxy(pod *corev1.PodSpec, key *corev1.SecretKeySelector, image string) {
-	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: instance.ElasticURLVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: key.Name, Items: []corev1.KeyToPath{{Key: key.Key, Path: elasticURLFile}},
-		// Read by the pod's group (fsGroup) only.
-		DefaultMode: ptr.To(int32(0o440)),
-	}}})
 	pod.InitContainers = append(pod.InitContainers, corev1.Container{
 		Name:    instance.ElasticProxyContainer,
 		Image:   image,
-		Command: []string{"/monocle-hook", "elastic-proxy", "--url-file", elasticURLDir + "/" + elasticURLFile, "--listen", instance.ElasticProxyListen},
+		Command: []string{"/monocle-hook", "elastic-proxy"},
+		Env:     []corev1.EnvVar{{Name: "MONOCLE_ELASTIC_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: key}}},
 		// Measured: BENCHMARKS.md, "The API's Elasticsearch proxy".
 		Resources:     instance.Resources("10m", "32Mi", "64Mi"),
 		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
@@ -58,23 +52,16 @@ func withElasticProxy(pod *corev1.PodSpec, key *corev1.SecretKeySelector, image 
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			ReadOnlyRootFilesystem:   ptr.To(true),
 		},
-		VolumeMounts: []corev1.VolumeMount{{Name: instance.ElasticURLVolume, MountPath: elasticURLDir, ReadOnly: true}},
 	})
 }
 
 // apiReadsElasticCredentials: the API's pods reach the Elasticsearch the
 // Monocle runs with the monocle user's credentials of N-elastic: through
-// the proxy, or (as 0.2.0 made them) from their environment.
+// the proxy, or (as 0.2.0 made them) in the API's own environment.
 func apiReadsElasticCredentials(d *appsv1.Deployment, n instance.Names) bool {
 	spec := d.Spec.Template.Spec
-	if elasticusers.ReadsURL(spec.Containers, n.Elastic, elasticusers.Monocle) {
-		return true
-	}
-	proxied := slices.ContainsFunc(spec.InitContainers, func(c corev1.Container) bool {
-		return c.Name == instance.ElasticProxyContainer && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-	})
-	return proxied && slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool {
-		return v.Name == instance.ElasticURLVolume && v.Secret != nil && v.Secret.SecretName == n.Elastic &&
-			slices.Equal(v.Secret.Items, []corev1.KeyToPath{{Key: elasticusers.URLKey(elasticusers.Monocle), Path: elasticURLFile}})
-	})
+	return elasticusers.ReadsURL(spec.Containers, n.Elastic, elasticusers.Monocle) ||
+		elasticusers.ReadsURL(slices.DeleteFunc(slices.Clone(spec.InitContainers), func(c corev1.Container) bool {
+			return c.Name != instance.ElasticProxyContainer || c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways
+		}), n.Elastic, elasticusers.Monocle)
 }

@@ -3,9 +3,9 @@
 // the URL Monocle's API is given, and logs at start (src/Monocle/Main.hs:195,
 // `logInfo "SystemReady" [... "elastic" .= elasticUrl]`, in pod logs the
 // built-in `view` role may read), carries none. It reads the URL with the
-// credentials from a file (a key of a Secret, mounted) on every request:
-// a password the hook changes reaches it without a restart, and nothing of
-// the file is ever written to a log or an answer.
+// credentials from its environment (a Secret's key: a new password rolls
+// the API's pods, the proxy with them), and writes nothing of it to a log
+// or an answer.
 package elasticproxy
 
 import (
@@ -17,15 +17,11 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 )
 
-// MaxURLFile is the most of the URL file read: a URL is far shorter.
-const MaxURLFile = 4 << 10
-
-// Upstream is Elasticsearch as the file says it: its URL without userinfo,
+// Upstream is Elasticsearch as the URL says it: its URL without userinfo,
 // and the credentials from it, if any.
 type Upstream struct {
 	URL            *url.URL
@@ -33,28 +29,21 @@ type Upstream struct {
 	HasUserinfo    bool
 }
 
-// ReadUpstream reads the URL in file as Monocle's getURL does (src/CLI.hs:
-// a value without a scheme is http://), refusing any other scheme than
-// http (Monocle's client has no TLS), a path, a query or a fragment. Its
-// errors name the file, never what it holds.
-func ReadUpstream(file string) (Upstream, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return Upstream{}, fmt.Errorf("the Elasticsearch URL file %s cannot be read", file)
-	}
-	defer f.Close()
-	buf := make([]byte, MaxURLFile+1)
-	n, _ := f.Read(buf)
-	if n > MaxURLFile {
-		return Upstream{}, fmt.Errorf("the Elasticsearch URL file %s holds more than %d bytes", file, MaxURLFile)
-	}
-	raw := strings.TrimSpace(string(buf[:n]))
+// ErrURL is what ParseUpstream says of a URL it refuses: never the URL,
+// which may hold credentials.
+var ErrURL = errors.New("MONOCLE_ELASTIC_URL is not an http://[user:password@]host[:port] URL")
+
+// ParseUpstream reads raw as Monocle's getURL does (src/CLI.hs: a value
+// without a scheme is http://), refusing any other scheme than http
+// (Monocle's client has no TLS), a path, a query or a fragment.
+func ParseUpstream(raw string) (Upstream, error) {
+	raw = strings.TrimSpace(raw)
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" || u.Host == "" || u.Opaque != "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
-		return Upstream{}, fmt.Errorf("the Elasticsearch URL file %s does not hold an http://[user:password@]host[:port] URL", file)
+		return Upstream{}, ErrURL
 	}
 	up := Upstream{URL: &url.URL{Scheme: u.Scheme, Host: u.Host}}
 	if u.User != nil {
@@ -65,14 +54,10 @@ func ReadUpstream(file string) (Upstream, error) {
 	return up, nil
 }
 
-type upstreamKey struct{}
-
-// Handler forwards every request to the Elasticsearch of file, with its
-// credentials as basic authentication in place of any the client sent;
-// when file cannot be read, the client gets 502 and the log one line
-// naming the file. transport nil is a transport that ignores the
-// environment's proxies.
-func Handler(file string, transport http.RoundTripper, log *slog.Logger) http.Handler {
+// Handler forwards every request to up, with its credentials as basic
+// authentication in place of any the client sent. transport nil is a
+// transport that ignores the environment's proxies.
+func Handler(up Upstream, transport http.RoundTripper, log *slog.Logger) http.Handler {
 	if transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.Proxy = nil
@@ -81,9 +66,8 @@ func Handler(file string, transport http.RoundTripper, log *slog.Logger) http.Ha
 		t.MaxIdleConnsPerHost = 64
 		transport = t
 	}
-	proxy := &httputil.ReverseProxy{
+	return &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			up := r.In.Context().Value(upstreamKey{}).(Upstream)
 			r.SetURL(up.URL)
 			r.Out.Header.Del("Authorization")
 			if up.HasUserinfo {
@@ -100,15 +84,6 @@ func Handler(file string, transport http.RoundTripper, log *slog.Logger) http.Ha
 			http.Error(w, "elastic-proxy: Elasticsearch did not answer", http.StatusBadGateway)
 		},
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		up, err := ReadUpstream(file)
-		if err != nil {
-			log.Error("elastic-proxy: " + err.Error())
-			http.Error(w, "elastic-proxy: "+err.Error(), http.StatusBadGateway)
-			return
-		}
-		proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), upstreamKey{}, up)))
-	})
 }
 
 // Listen refuses any address but a loopback one: what the proxy serves

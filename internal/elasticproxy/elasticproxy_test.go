@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,20 +39,18 @@ func fakeElastic(t testing.TB) *httptest.Server {
 	return srv
 }
 
-// proxyTo serves Handler on the URL file it returns, with what the proxy
-// logs.
-func proxyTo(t testing.TB, content string) (proxy *httptest.Server, file string, logs *bytes.Buffer) {
+// proxyTo serves Handler for the URL raw, with what the proxy logs; the
+// parse error when it refuses raw.
+func proxyTo(t testing.TB, raw string) (proxy *httptest.Server, logs *bytes.Buffer, err error) {
 	t.Helper()
-	file = filepath.Join(t.TempDir(), "url")
-	if content != "" {
-		if err := os.WriteFile(file, []byte(content), 0o400); err != nil {
-			t.Fatal(err)
-		}
+	up, err := ParseUpstream(raw)
+	if err != nil {
+		return nil, nil, err
 	}
 	logs = &bytes.Buffer{}
-	proxy = httptest.NewServer(Handler(file, nil, slog.New(slog.NewTextHandler(logs, nil))))
+	proxy = httptest.NewServer(Handler(up, nil, slog.New(slog.NewTextHandler(logs, nil))))
 	t.Cleanup(proxy.Close)
-	return proxy, file, logs
+	return proxy, logs, nil
 }
 
 func get(t *testing.T, method, url, body string, header http.Header) (int, string) {
@@ -79,29 +75,37 @@ func TestProxyAddsTheCredentials(t *testing.T) {
 	es := fakeElastic(t)
 	host := strings.TrimPrefix(es.URL, "http://")
 	tests := map[string]struct {
-		file   string
+		url    string
 		header http.Header
-		status int
+		status int // 0: the URL is refused
 		says   string
 	}{
-		"the URL with credentials":             {file: "http://monocle:" + password + "@" + host, status: 200, says: "monocle POST /monocle.changes.1.w/_search?q=1 {}"},
-		"a trailing newline and slash":         {file: "http://monocle:" + password + "@" + host + "/\n", status: 200, says: "monocle POST"},
-		"no scheme, as Monocle's getURL reads": {file: "monocle:" + password + "@" + host, status: 200, says: "monocle POST"},
-		"the client's own credentials replaced": {file: "http://monocle:" + password + "@" + host,
+		"the URL with credentials":             {url: "http://monocle:" + password + "@" + host, status: 200, says: "monocle POST /monocle.changes.1.w/_search?q=1 {}"},
+		"a trailing newline and slash":         {url: "http://monocle:" + password + "@" + host + "/\n", status: 200, says: "monocle POST"},
+		"no scheme, as Monocle's getURL reads": {url: "monocle:" + password + "@" + host, status: 200, says: "monocle POST"},
+		"the client's own credentials replaced": {url: "http://monocle:" + password + "@" + host,
 			header: http.Header{"Authorization": {"Basic ZWxhc3RpYzpjaGFuZ2VtZQ=="}}, status: 200, says: "monocle POST"},
-		"the client's credentials dropped without any in the file": {file: "http://" + host,
+		"the client's credentials dropped without any in the URL": {url: "http://" + host,
 			header: http.Header{"Authorization": {"Basic bW9ub2NsZTpzM2NyZXRQYXNzdzByZE9mVGhlTW9ub2NsZVVzZXI="}}, status: 401},
-		"a wrong password":     {file: "http://monocle:nope@" + host, status: 401},
-		"no file":              {file: "", status: 502, says: "cannot be read"},
-		"https":                {file: "https://monocle:" + password + "@" + host, status: 502, says: "does not hold an http://"},
-		"a path":               {file: "http://monocle:" + password + "@" + host + "/prefix", status: 502, says: "does not hold an http://"},
-		"a query":              {file: "http://monocle:" + password + "@" + host + "?x=1", status: 502, says: "does not hold an http://"},
-		"an unparsable URL":    {file: "http://monocle:" + password + "@" + host + ":x:y", status: 502, says: "does not hold an http://"},
-		"a file over the size": {file: "http://monocle:" + password + "@" + host + strings.Repeat(" ", MaxURLFile), status: 502, says: "more than"},
+		"a wrong password":  {url: "http://monocle:nope@" + host, status: 401},
+		"none":              {url: ""},
+		"https":             {url: "https://monocle:" + password + "@" + host},
+		"a path":            {url: "http://monocle:" + password + "@" + host + "/prefix"},
+		"a query":           {url: "http://monocle:" + password + "@" + host + "?x=1"},
+		"an unparsable URL": {url: "http://monocle:" + password + "@" + host + ":x:y"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			proxy, _, logs := proxyTo(t, tc.file)
+			proxy, logs, err := proxyTo(t, tc.url)
+			if tc.status == 0 {
+				if err == nil || strings.Contains(err.Error(), password) {
+					t.Errorf("ParseUpstream: %v, want ErrURL", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			status, body := get(t, "POST", proxy.URL+"/monocle.changes.1.w/_search?q=1", "{}", tc.header)
 			if status != tc.status || !strings.Contains(body, tc.says) {
 				t.Errorf("%d %q, want %d saying %q", status, body, tc.status, tc.says)
@@ -113,30 +117,16 @@ func TestProxyAddsTheCredentials(t *testing.T) {
 	}
 }
 
-// A password the hook changes reaches the proxy with the Secret's file,
-// without a restart.
-func TestProxyRereadsTheFile(t *testing.T) {
-	es := fakeElastic(t)
-	host := strings.TrimPrefix(es.URL, "http://")
-	proxy, file, _ := proxyTo(t, "http://monocle:old@"+host)
-	if status, _ := get(t, "GET", proxy.URL+"/", "", nil); status != 401 {
-		t.Fatalf("with the old password: %d, want 401", status)
-	}
-	if err := os.WriteFile(file, []byte("http://monocle:"+password+"@"+host), 0o400); err != nil {
-		t.Fatal(err)
-	}
-	if status, body := get(t, "GET", proxy.URL+"/", "", nil); status != 200 {
-		t.Fatalf("with the new password: %d %q, want 200", status, body)
-	}
-}
-
 // Elasticsearch down: 502, and a log line that names its address, not the
 // credentials.
 func TestProxyWithElasticsearchDown(t *testing.T) {
 	es := fakeElastic(t)
 	host := strings.TrimPrefix(es.URL, "http://")
 	es.Close()
-	proxy, _, logs := proxyTo(t, "http://monocle:"+password+"@"+host)
+	proxy, logs, err := proxyTo(t, "http://monocle:"+password+"@"+host)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if status, _ := get(t, "GET", proxy.URL+"/", "", nil); status != 502 {
 		t.Fatalf("%d, want 502", status)
 	}
@@ -164,7 +154,10 @@ func TestListenOnlyOnLoopback(t *testing.T) {
 func BenchmarkProxy(b *testing.B) {
 	es := fakeElastic(b)
 	host := strings.TrimPrefix(es.URL, "http://")
-	proxy, _, _ := proxyTo(b, "http://monocle:"+password+"@"+host)
+	proxy, _, err := proxyTo(b, "http://monocle:"+password+"@"+host)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for name, url := range map[string]string{"direct": es.URL, "proxied": proxy.URL} {
 		b.Run(name, func(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}

@@ -162,11 +162,10 @@ func HookJobPod(c corev1.Container) corev1.PodSpec {
 }
 
 // The API's Elasticsearch proxy (hook/pods/elasticproxy.go): its sidecar
-// container, the volume of the one Secret key it reads, and the loopback
-// URL the API is given instead of the URL with credentials.
+// container, and the loopback URL the API is given instead of the URL
+// with credentials.
 const (
 	ElasticProxyContainer = "elastic-proxy"
-	ElasticURLVolume      = "elastic-url"
 	ElasticProxyListen    = "127.0.0.1:9200"
 	ElasticProxyURL       = "http://" + ElasticProxyListen
 )

@@ -123,15 +123,16 @@ func Build(o Options, api *appsv1.Deployment, config func(name string) (*corev1.
 }
 
 // proxiedURL is the Secret key the API's Elasticsearch proxy reads its URL
-// from, nil when the pod runs no proxy.
+// from, nil when the pod runs no proxy that reads one.
 func proxiedURL(pod corev1.PodSpec) *corev1.SecretKeySelector {
-	proxy := slices.ContainsFunc(pod.InitContainers, func(c corev1.Container) bool { return c.Name == instance.ElasticProxyContainer })
-	v := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == instance.ElasticURLVolume })
-	if !proxy || v < 0 || pod.Volumes[v].Secret == nil || len(pod.Volumes[v].Secret.Items) != 1 {
-		return nil
+	for _, c := range pod.InitContainers {
+		for _, e := range c.Env {
+			if c.Name == instance.ElasticProxyContainer && e.Name == "MONOCLE_ELASTIC_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				return e.ValueFrom.SecretKeyRef
+			}
+		}
 	}
-	s := pod.Volumes[v].Secret
-	return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.SecretName}, Key: s.Items[0].Key}
+	return nil
 }
 
 // checkAgainst refuses what the janitor would silently do nothing with:

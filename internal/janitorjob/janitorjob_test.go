@@ -433,9 +433,8 @@ func TestJanitorJobReadsWhatTheProxyReads(t *testing.T) {
 	if _, _, err := Build(o, api, config); err == nil || !strings.Contains(err.Error(), "runs no proxy") {
 		t.Errorf("the proxy's URL without the proxy: %v", err)
 	}
-	pod.InitContainers = []corev1.Container{{Name: instance.ElasticProxyContainer}}
-	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: instance.ElasticURLVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: "team-elastic", Items: []corev1.KeyToPath{{Key: "monocle.url", Path: "url"}}}}})
+	pod.InitContainers = []corev1.Container{{Name: instance.ElasticProxyContainer, Env: []corev1.EnvVar{{Name: "MONOCLE_ELASTIC_URL",
+		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "team-elastic"}, Key: "monocle.url"}}}}}}
 	job, note, err := Build(o, api, config)
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"internal/fakerealm":     1,
 	"internal/monoclesearch": 1,
 	"internal/monocleconfig": 2,
+	"internal/elasticproxy":  2,
 	"hook/applied":           2,
 	"hook/child":             2,
 	"internal/snapshot":      2,

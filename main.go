@@ -56,6 +56,9 @@ Usage:
                                        snapshot a Monocle's indices, keep the N newest
   monocle-hook restore --elastic URL --repository R --location P --snapshot S
                                        restore them from snapshot S
+  monocle-hook elastic-proxy [--listen 127.0.0.1:9200]
+                                       serve Elasticsearch on loopback with the credentials of the URL
+                                       in MONOCLE_ELASTIC_URL (the sidecar of a Monocle's API pod)
   monocle-hook test --url URL [--ca-bundle PEM]
                                        send a recorded sync request to the hook at URL and check its
                                        answer (the chart's helm test runs it)
@@ -110,6 +113,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit(snapshot.RunRestore(ctx, rest, usageOut))
 	case "test":
 		return exit(testHook(ctx, rest, stdout, stderr))
+	case "elastic-proxy":
+		return exit(elasticProxy(ctx, rest, stdout, stderr))
 	}
 	return exitCode(stderr, "monocle-hook", serve(ctx, args, stderr, nil))
 }

@@ -426,7 +426,7 @@ func TestMemoryFor(t *testing.T) {
 		},
 		"cgroup v2, no limit": {
 			files:  fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("max\n")},
-			budget: 32 * mi, from: "default",
+			budget: 36 * mi, from: "default",
 		},
 		"cgroup v2, the host's path, a parent's limit smaller": {
 			files: fstest.MapFS{
@@ -457,9 +457,9 @@ func TestMemoryFor(t *testing.T) {
 				"proc/self/cgroup":                           file("4:memory:/\n"),
 				"sys/fs/cgroup/memory/memory.limit_in_bytes": file(unlimitedV1),
 			},
-			budget: 32 * mi, from: "default",
+			budget: 36 * mi, from: "default",
 		},
-		"no /proc":          {files: fstest.MapFS{}, budget: 32 * mi, from: "default"},
+		"no /proc":          {files: fstest.MapFS{}, budget: 36 * mi, from: "default"},
 		"a tiny limit":      {files: fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("2097152\n")}, budget: mi, from: "memory.max"},
 		"the flag wins":     {flag: "48Mi", files: fstest.MapFS{"proc/self/cgroup": file("0::/\n"), "sys/fs/cgroup/memory.max": file("134217728\n")}, budget: 48 * mi, from: "--memory-budget"},
 		"the flag in bytes": {flag: "50000000", files: fstest.MapFS{}, budget: 50000000, from: "--memory-budget"},

@@ -16,7 +16,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/server"
 )
 
-// The hook's memory, from the container's limit L (the chart's is 128 MiB):
+// The hook's memory, from the container's limit L (the chart's is 144 MiB):
 // the requests in flight share a budget of L/4 (server.Budget charges each
 // its estimated peak heap), and the Go runtime's memory limit is 1.5 times
 // the budget, 3L/8. Without that limit the GC lets the heap grow to twice

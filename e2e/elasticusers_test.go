@@ -43,9 +43,14 @@ func TestElasticUsersOnTheServer(t *testing.T) {
 		t.Errorf("Elasticsearch: init containers %d, containers %s", len(inits), jsonOf(t, containers))
 	}
 	api := d.get("Deployment.apps/v1", "u-api")
-	apiContainers, _, _ := unstructured.NestedSlice(api.Object, "spec", "template", "spec", "containers")
-	if !strings.Contains(jsonOf(t, apiContainers), `"secretKeyRef":{"key":"monocle.url","name":"u-elastic"}`) {
-		t.Errorf("the API's URL: %s", jsonOf(t, apiContainers))
+	// The API goes through its proxy, the only container that reads its
+	// user's URL: a native sidecar the API server keeps as such.
+	apiPod, _, _ := unstructured.NestedMap(api.Object, "spec", "template", "spec")
+	for _, want := range []string{`{"name":"MONOCLE_ELASTIC_URL","value":"http://127.0.0.1:9200"}`,
+		`{"name":"MONOCLE_ELASTIC_URL","valueFrom":{"secretKeyRef":{"key":"monocle.url","name":"u-elastic"}}}`, `"name":"elastic-proxy"`, `"restartPolicy":"Always"`} {
+		if !strings.Contains(jsonOf(t, apiPod), want) {
+			t.Errorf("the API's pod %s\nlacks %s", jsonOf(t, apiPod), want)
+		}
 	}
 
 	readme, err := os.ReadFile("../docs/security.md")

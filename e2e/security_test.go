@@ -85,7 +85,11 @@ func TestSecurityTurnsOnAfterItsClients(t *testing.T) {
 	}
 	readsCredentials := func(key, name string, path ...string) bool {
 		o := d.get(key, name)
-		containers, _, _ := unstructured.NestedSlice(o.Object, append(path, "containers")...)
+		field := "containers"
+		if path[len(path)-1] == "init" {
+			path, field = path[:len(path)-1], "initContainers"
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, append(path, field)...)
 		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
 		for _, e := range env {
 			e := e.(map[string]any)
@@ -101,7 +105,7 @@ func TestSecurityTurnsOnAfterItsClients(t *testing.T) {
 	if got := security(); got != "false" {
 		t.Fatalf("after the first sync, xpack.security.enabled is %s, want false as 0.1.0 left it", got)
 	}
-	if !readsCredentials("Deployment.apps/v1", "snapshots-demo-api", "spec", "template", "spec") ||
+	if !readsCredentials("Deployment.apps/v1", "snapshots-demo-api", "spec", "template", "spec", "init") ||
 		!readsCredentials("CronJob.batch/v1", "snapshots-demo-snapshots", "spec", "jobTemplate", "spec", "template", "spec") {
 		t.Fatal("the API or the snapshot CronJob does not read its credentials after the first sync")
 	}

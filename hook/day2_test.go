@@ -133,9 +133,11 @@ func TestSpecChangesAsDiffs(t *testing.T) {
 		"external elasticsearch: no StatefulSet nor Service, the API points there": {
 			spec: withSpec(t, `{"elasticsearch":{"url":"http://es.example.com:9200"}}`),
 			// The API no longer reads its user's URL from N-elastic (which
-			// goes once the StatefulSet has); the crawler never did.
-			// The NetworkPolicy stays while the StatefulSet is observed (its pods run).
-			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api, apiHash},
+			// goes once the StatefulSet has), nor runs the proxy that did;
+			// the crawler never did. The NetworkPolicy stays while the
+			// StatefulSet is observed (its pods run).
+			want: []string{"StatefulSet/monocle-sample-elastic (removed)", "Service/monocle-sample-elastic (removed)", api, apiHash,
+				"Deployment/monocle-sample-api spec.template.spec.initContainers"},
 		},
 		"user secret: added to the environment, pods roll": {
 			spec:    withSpec(t, `{"secretRef":{"name":"tokens"}}`),
@@ -224,8 +226,12 @@ func TestExternalElasticsearchFromSecret(t *testing.T) {
 	}
 	a := decodeAnswer(t, body)
 	const fromSecret = `{"name":"MONOCLE_ELASTIC_URL","valueFrom":{"secretKeyRef":{"key":"url","name":"es"}}}`
-	if c, _ := json.Marshal(a.child("Deployment", "monocle-sample-api")); !strings.Contains(string(c), fromSecret) {
-		t.Errorf("API: %s", c)
+	// The API reaches it through its proxy, which alone mounts the key.
+	c, _ := json.Marshal(a.child("Deployment", "monocle-sample-api"))
+	for _, want := range []string{`{"name":"MONOCLE_ELASTIC_URL","value":"http://127.0.0.1:9200"}`, `"initContainers":[{"command":["/monocle-hook","elastic-proxy"],"env":[` + fromSecret + `]`} {
+		if !strings.Contains(string(c), want) {
+			t.Errorf("API: %s\nlacks %s", c, want)
+		}
 	}
 	// A new update-idents Job reads the URL from the Secret too, through
 	// the environment, and starts at once: there is no Elasticsearch to

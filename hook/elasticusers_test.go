@@ -174,11 +174,15 @@ func TestElasticPasswordsOnlyInTheSecret(t *testing.T) {
 			}
 		}
 	}
-	// The API and the snapshot CronJob read their own user's URL.
-	for kind, name := range map[string]string{"Deployment": n.API, "CronJob": n.Snapshots} {
-		b, _ := json.Marshal(a.child(kind, name))
-		if !strings.Contains(string(b), `"secretKeyRef":{"key":"`) {
-			t.Errorf("%s %s reads no URL from a Secret", kind, name)
+	// The API (through its proxy, which alone mounts the key) and the
+	// snapshot CronJob read their own user's URL.
+	for kind, read := range map[string]string{
+		"Deployment/" + n.API:    `"initContainers":[{"command":["/monocle-hook","elastic-proxy"],"env":[{"name":"MONOCLE_ELASTIC_URL","valueFrom":{"secretKeyRef":{"key":"monocle.url","name":"` + n.Elastic + `"}}}]`,
+		"CronJob/" + n.Snapshots: `"secretKeyRef":{"key":"monocle-snapshots.url","name":"` + n.Elastic + `"}`,
+	} {
+		kind, name, _ := strings.Cut(kind, "/")
+		if b, _ := json.Marshal(a.child(kind, name)); !strings.Contains(string(b), read) {
+			t.Errorf("%s %s does not read %s", kind, name, read)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,7 +219,7 @@ func clientWithoutCredentials(t *testing.T, n instance.Names, objs map[string]ma
 	if o := objs["Deployment.apps/v1"][n.API]; o != nil {
 		var d appsv1.Deployment
 		remarshal(t, o, &d)
-		if !elasticusers.ReadsURL(d.Spec.Template.Spec.Containers, n.Elastic, elasticusers.Monocle) {
+		if !elasticusers.ReadsURL(d.Spec.Template.Spec.Containers, n.Elastic, elasticusers.Monocle) && !proxiesMonocleUser(d, n) {
 			return "the API's template reads no credentials"
 		}
 		if d.Status.UpdatedReplicas < d.Status.Replicas || d.Status.ObservedGeneration < d.Generation {
@@ -249,6 +250,20 @@ func clientWithoutCredentials(t *testing.T, n instance.Names, objs map[string]ma
 		}
 	}
 	return ""
+}
+
+// proxiesMonocleUser: the API's pods run the Elasticsearch proxy on the
+// monocle user's URL of N-elastic, and the API goes through it.
+func proxiesMonocleUser(d appsv1.Deployment, n instance.Names) bool {
+	spec := d.Spec.Template.Spec
+	proxy := slices.ContainsFunc(spec.InitContainers, func(c corev1.Container) bool {
+		return c.Name == "elastic-proxy" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways &&
+			elasticusers.ReadsURL([]corev1.Container{c}, n.Elastic, elasticusers.Monocle)
+	})
+	viaProxy := slices.ContainsFunc(spec.Containers[0].Env, func(e corev1.EnvVar) bool {
+		return e.Name == "MONOCLE_ELASTIC_URL" && e.Value == "http://127.0.0.1:9200"
+	})
+	return proxy && viaProxy
 }
 
 // rollOnePod plays the workload controllers one sync at a time: a workload

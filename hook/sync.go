@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,6 +127,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	p, podFacts, err := pods.Answer(env.Context, namespace, n, s.pods, obs, rel, keys, pods.Given{
 		PublicURL:  s.access.PublicURL,
 		ElasticURL: s.elastic.URL, ElasticURLSecret: s.elastic.URLSecret, ElasticUsers: users,
+		ProxyImage: cmp.Or(env.Image, elastic.DefaultHookImage),
 	})
 	if err != nil {
 		return nil, err

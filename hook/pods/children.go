@@ -62,8 +62,12 @@ func makeAPIDeployment(n instance.Names, s Settings, given Given, r rollout) *ap
 	c.StartupProbe = httpProbe("/health", 0, 3)
 	c.StartupProbe.FailureThreshold = 30
 	// Pinned (Environment): env wins over the Secrets' keys of the name.
+	elastic, proxied := elasticURLEnv(n, given), proxiedElasticURL(n, given)
+	if proxied != nil {
+		elastic = corev1.EnvVar{Name: "MONOCLE_ELASTIC_URL", Value: instance.ElasticProxyURL}
+	}
 	c.Env = append(c.Env,
-		elasticURLEnv(n, given),
+		elastic,
 		corev1.EnvVar{Name: "MONOCLE_API_PORT", Value: strconv.Itoa(instance.APIPort)},
 		corev1.EnvVar{Name: "MONOCLE_PUBLIC_URL", Value: given.PublicURL},
 		corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: scriptString(cmp.Or(s.webappTitle, "Monocle"))},
@@ -84,6 +88,9 @@ func makeAPIDeployment(n instance.Names, s Settings, given Given, r rollout) *ap
 		LabelSelector:     &metav1.LabelSelector{MatchLabels: n.Selector(child.ComponentAPI)},
 		MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
 	}}
+	if proxied != nil {
+		withElasticProxy(&d.Spec.Template.Spec, proxied, given.ProxyImage)
+	}
 	return d
 }
 

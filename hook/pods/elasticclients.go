@@ -31,9 +31,9 @@ func elasticClientPending(n instance.Names, obs wire.Children, held bool) string
 	var pending []string
 	if api := obs.Deployments[n.API]; api != nil {
 		switch {
-		case !elasticusers.ReadsURL(api.Spec.Template.Spec.Containers, n.Elastic, elasticusers.Monocle) && held:
+		case !apiReadsElasticCredentials(api, n) && held:
 			pending = append(pending, "the API (Deployment "+n.API+", held as last applied: SpecApplied says why) without them")
-		case !elasticusers.ReadsURL(api.Spec.Template.Spec.Containers, n.Elastic, elasticusers.Monocle):
+		case !apiReadsElasticCredentials(api, n):
 			pending = append(pending, "the API (Deployment "+n.API+") to read them")
 		case !rolledOutAlone(api):
 			pending = append(pending, fmt.Sprintf("the API's rollout (Deployment %s: %d of %d pods updated, %d available, %d in all)",

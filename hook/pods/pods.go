@@ -102,6 +102,9 @@ type Given struct {
 	// ElasticUsers is the data of the Secret N-elastic, Elasticsearch's
 	// users, when the hook answers it: the API reads its URL there.
 	ElasticUsers map[string][]byte
+	// ProxyImage is the hook's own image, which runs the API's
+	// Elasticsearch proxy (elasticproxy.go).
+	ProxyImage string
 }
 
 // elasticExternal: Elasticsearch is another's.

@@ -30,8 +30,8 @@ import (
 )
 
 // DefaultMemoryBudget is the budget when none is given: a quarter of the
-// chart's 128 MiB memory limit, as main derives it from a container's limit.
-const DefaultMemoryBudget = 32 << 20
+// chart's 144 MiB memory limit, as main derives it from a container's limit.
+const DefaultMemoryBudget = 36 << 20
 
 // retryAfterSeconds is the Retry-After of a 429. Metacontroller (v4.17)
 // requeues the Monocle after that many seconds, without backoff and

@@ -106,7 +106,7 @@ func TestHTTPSyncFixture(t *testing.T) {
 		`monocle_hook_sync_duration_seconds_count{handler="sync"} 1`,
 		`monocle_hook_desired_children_total{kind="Deployment"} 2`,
 		`monocle_hook_sync_errors_total{handler="sync",reason="malformed"} 0`,
-		`monocle_hook_memory_budget_bytes 3.3554432e+07`,
+		`monocle_hook_memory_budget_bytes 3.7748736e+07`,
 		`monocle_hook_memory_budget_in_use_bytes 0`,
 	} {
 		if !strings.Contains(metrics, want) {

@@ -160,3 +160,12 @@ func HookJobPod(c corev1.Container) corev1.PodSpec {
 	pod.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
 	return pod
 }
+
+// The API's Elasticsearch proxy (hook/pods/elasticproxy.go): its sidecar
+// container, and the loopback URL the API is given instead of the URL
+// with credentials.
+const (
+	ElasticProxyContainer = "elastic-proxy"
+	ElasticProxyListen    = "127.0.0.1:9200"
+	ElasticProxyURL       = "http://" + ElasticProxyListen
+)

@@ -97,7 +97,17 @@ func Build(o Options, api *appsv1.Deployment, config func(name string) (*corev1.
 	if url < 0 {
 		return nil, "", fmt.Errorf("the Deployment %s has no MONOCLE_ELASTIC_URL: not one the hook made", api.Name)
 	}
-	switch e := pod.Containers[0].Env[url]; {
+	e := pod.Containers[0].Env[url]
+	if e.Value == instance.ElasticProxyURL {
+		// The API goes through its proxy, which reads the URL from a
+		// Secret's key: the janitor, which has no proxy, reads that key.
+		key := proxiedURL(pod)
+		if key == nil {
+			return nil, "", fmt.Errorf("the Deployment %s's MONOCLE_ELASTIC_URL is its Elasticsearch proxy's, and it runs no proxy: not one the hook made", api.Name)
+		}
+		e = corev1.EnvVar{Name: e.Name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: key}}
+	}
+	switch {
 	case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
 		if ref := e.ValueFrom.SecretKeyRef; ref.Name != instance.For(o.Monocle).Elastic {
 			note = fmt.Sprintf("the Elasticsearch URL is read from key %s of Secret %s when the Job runs, unseen here: a space, tab, newline, '*', '?', '[', '\\' or non-ASCII character in it would reach the janitor split, expanded or changed by the image's unquoted $* (percent-encode them in the Secret)", printable.Quote(ref.Key), printable.Quote(ref.Name))
@@ -109,7 +119,20 @@ func Build(o Options, api *appsv1.Deployment, config func(name string) (*corev1.
 			return nil, "", err
 		}
 	}
-	return makeJob(o, api), note, nil
+	return makeJob(o, api, e), note, nil
+}
+
+// proxiedURL is the Secret key the API's Elasticsearch proxy reads its URL
+// from, nil when the pod runs no proxy that reads one.
+func proxiedURL(pod corev1.PodSpec) *corev1.SecretKeySelector {
+	for _, c := range pod.InitContainers {
+		for _, e := range c.Env {
+			if c.Name == instance.ElasticProxyContainer && e.Name == "MONOCLE_ELASTIC_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				return e.ValueFrom.SecretKeyRef
+			}
+		}
+	}
+	return nil
 }
 
 // checkAgainst refuses what the janitor would silently do nothing with:
@@ -185,7 +208,7 @@ func jobName(o Options) string {
 // its mounted config, its MONOCLE_ELASTIC_URL (a Secret's key stays one,
 // expanded by the kubelet), its pod's scheduling and restricted security.
 // No Secret in the environment: the janitor reads none.
-func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
+func makeJob(o Options, api *appsv1.Deployment, elasticURL corev1.EnvVar) *batchv1.Job {
 	pod := api.Spec.Template.Spec
 	from := pod.Containers[0]
 	args := []string{"monocle", "janitor", o.Command, "--elastic", "$(MONOCLE_ELASTIC_URL)", "--config", "/etc/monocle/config.yaml"}
@@ -194,14 +217,11 @@ func makeJob(o Options, api *appsv1.Deployment) *batchv1.Job {
 			args = append(args, arg[0], arg[1])
 		}
 	}
-	env := slices.DeleteFunc(slices.Clone(from.Env), func(e corev1.EnvVar) bool {
-		return e.Name != "MONOCLE_ELASTIC_URL"
-	})
 	c := corev1.Container{
 		Name:            "janitor",
 		Image:           from.Image,
 		Command:         args,
-		Env:             env,
+		Env:             []corev1.EnvVar{elasticURL},
 		Resources:       instance.Resources("100m", "256Mi", "1Gi"),
 		SecurityContext: from.SecurityContext,
 		VolumeMounts:    []corev1.VolumeMount{{Name: pod.Volumes[0].Name, MountPath: "/etc/monocle", ReadOnly: true}},

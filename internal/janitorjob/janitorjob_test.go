@@ -12,7 +12,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/internal/instance"
 
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
@@ -407,5 +410,40 @@ func TestJanitorJobRewritesTheDate(t *testing.T) {
 	a, b := job("2023-06-01 02:00:00 +02:00"), job("2023-06-01T00:00:00Z")
 	if a != b || !strings.Contains(a, "- --commit-date\n        - \"2023-06-01T00:00:00Z\"\n") {
 		t.Errorf("the Jobs differ, or do not pass the rewritten date:\n%s\n%s", a, b)
+	}
+}
+
+// An API that goes through its Elasticsearch proxy (hook/pods/elasticproxy.go)
+// has only the loopback URL: the janitor, which runs no proxy, reads the
+// Secret key the proxy reads. The loopback URL without the proxy is not
+// a Deployment the hook made.
+func TestJanitorJobReadsWhatTheProxyReads(t *testing.T) {
+	api, configs, err := read(objects(t), "team-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &api.Spec.Template.Spec
+	for i, e := range pod.Containers[0].Env {
+		if e.Name == "MONOCLE_ELASTIC_URL" {
+			pod.Containers[0].Env[i] = corev1.EnvVar{Name: e.Name, Value: instance.ElasticProxyURL}
+		}
+	}
+	config := func(name string) (*corev1.ConfigMap, error) { return configs[name], nil }
+	o := Options{Command: "update-idents", Monocle: "team"}
+	if _, _, err := Build(o, api, config); err == nil || !strings.Contains(err.Error(), "runs no proxy") {
+		t.Errorf("the proxy's URL without the proxy: %v", err)
+	}
+	pod.InitContainers = []corev1.Container{{Name: instance.ElasticProxyContainer, Env: []corev1.EnvVar{{Name: "MONOCLE_ELASTIC_URL",
+		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "team-elastic"}, Key: "monocle.url"}}}}}}
+	job, note, err := Build(o, api, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := job.Spec.Template.Spec.Containers[0].Env
+	if len(env) != 1 || env[0].ValueFrom == nil || *env[0].ValueFrom.SecretKeyRef != (corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "team-elastic"}, Key: "monocle.url"}) || note != "" {
+		t.Errorf("env %+v, note %q: want N-elastic's monocle.url, no note", env, note)
+	}
+	if vols := job.Spec.Template.Spec.Volumes; len(vols) != 1 || vols[0].ConfigMap == nil {
+		t.Errorf("volumes %+v: want the config alone", vols)
 	}
 }

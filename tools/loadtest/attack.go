@@ -52,7 +52,7 @@ func runAttacks(args []string) (bool, error) {
 	fs := flag.NewFlagSet("loadtest attack", flag.ContinueOnError)
 	hookBin := fs.String("hook", "bin/monocle-hook", "the built hook binary")
 	fixture := fs.String("body", "hook/testdata/metacontroller/sync-v1-observed-children.json", "the recorded sync request the attack bodies are made from")
-	limitMiB := fs.Int64("limit-mib", 128, "the container memory limit to run the hook as under (the chart's): its budget is a quarter of it")
+	limitMiB := fs.Int64("limit-mib", 144, "the container memory limit to run the hook as under (the chart's): its budget is a quarter of it")
 	only := fs.String("only", "", "run only the attacks whose name contains this")
 	strict := fs.Bool("strict", false, "exit 1 when a target is missed too (else only on a failed setup)")
 	noBudget := fs.Bool("no-budget-flag", false, "run the hook without --memory-budget (a build from before it, for comparison)")

@@ -2,16 +2,15 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
+	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
 // A Monocle that 0.1.0 made (hook/testdata/v0.1.0: Elasticsearch without
@@ -27,18 +26,11 @@ func TestSecurityTurnsOnAfterItsClients(t *testing.T) {
 	d := newDriver(t, ns)
 	m := d.createMonocle("snapshots-demo", map[string]any{"elasticsearch": map[string]any{"storageSize": "20Gi",
 		"snapshots": map[string]any{"schedule": "0 3 * * *", "timeZone": "Europe/Paris", "keep": int64(14), "storageSize": "30Gi"}}})
-	b, err := os.ReadFile("../hook/testdata/v0.1.0/snapshots-demo.yaml")
+	objs, err := testbodies.Release010("../hook/testdata/v0.1.0/snapshots-demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj == nil {
-			continue
-		}
+	for _, obj := range objs {
 		// As Metacontroller created it for 0.1.0's answer.
 		u := &unstructured.Unstructured{Object: obj}
 		if err := mcapply.SetLastApplied(u.Object, obj); err != nil {

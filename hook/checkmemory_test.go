@@ -48,6 +48,14 @@ func tenantList(t testing.TB, total, keys, valueSize int) []byte {
 // (BENCHMARKS.md). The peak is sampled (it may only be missed, never made
 // up), at GOGC=1.
 func TestCheckMemoryIsBounded(t *testing.T) {
+	if raceDetector {
+		// As the standard library skips its allocation tests: under the
+		// race detector the peak moves in 4 MiB steps between runs (one
+		// more copy of the largest object live when the GC samples: 12,
+		// 16 and 20 MiB were seen), while without it every run gave
+		// 12.0 MiB. make unit runs it without.
+		t.Skip("a memory bound, measured without the race detector: make unit runs it so")
+	}
 	for _, shape := range []struct {
 		name        string
 		keys, size  int

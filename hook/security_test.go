@@ -3,7 +3,6 @@ package hook
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,12 +10,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/mcapply"
+	"github.com/change-metrics/monocle-hook/internal/testbodies"
 )
 
 // fromRelease010 is a cluster holding what monocle-hook 0.1.0 made of
@@ -51,20 +50,13 @@ func identsJobName(t *testing.T, spec string) string {
 // when "".
 func release010(t *testing.T, spec, jobName string) *cluster {
 	t.Helper()
-	b, err := os.ReadFile("testdata/v0.1.0/snapshots-demo.yaml")
+	objs, err := testbodies.Release010("testdata/v0.1.0/snapshots-demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := instance.For("snapshots-demo")
 	children := map[string]map[string]any{}
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj == nil {
-			continue
-		}
+	for _, obj := range objs {
 		stored := mustCopy(t, obj)
 		if err := mcapply.SetLastApplied(stored, obj); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/change-metrics/monocle-hook/internal/elasticusers"
 	"github.com/change-metrics/monocle-hook/internal/fakerealm"
@@ -123,5 +124,31 @@ func TestProbeUser(t *testing.T) {
 		if refused == call.ok {
 			t.Errorf("%s %s as the probe: %v", call.method, call.path, err)
 		}
+	}
+}
+
+// `monocle-hook snapshot` and `restore`, run as the CronJob and the
+// restore Job run them (the URL with the snapshot user's credentials in
+// --elastic), print neither the password nor the URL: their pods' logs
+// are readable by the `view` role.
+func TestCommandsPrintNoCredentials(t *testing.T) {
+	f := newFakeES(t)
+	pw := secured(t, f)
+	withMonocle(f)
+	u, _ := url.Parse(f.server.URL)
+	u.User = url.UserPassword(elasticusers.Snapshots.Name, pw[elasticusers.Snapshots])
+	now := func() time.Time { return time.Date(2026, 12, 5, 17, 0, 0, 0, time.UTC) }
+	var log bytes.Buffer
+	if err := RunSnapshot(context.Background(), []string{"--elastic", u.String(), "--repository", "monocle", "--location", DefaultLocation, "--keep", "1"}, &log, now); err != nil {
+		t.Fatalf("snapshot: %v\n%s", err, log.String())
+	}
+	if err := RunRestore(context.Background(), []string{"--elastic", u.String(), "--repository", "monocle", "--location", DefaultLocation, "--snapshot", "monocle-20261205-170000"}, &log); err != nil {
+		t.Fatalf("restore: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "snapshot taken") {
+		t.Fatalf("the log does not say the snapshot was taken:\n%s", log.String())
+	}
+	if strings.Contains(log.String(), pw[elasticusers.Snapshots]) || strings.Contains(log.String(), u.String()) {
+		t.Errorf("the log shows the credentials:\n%s", log.String())
 	}
 }

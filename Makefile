@@ -190,7 +190,8 @@ MC_FLAGS   ?=
 # Metacontroller's environment (GOMEMLIMIT=200MiB), and more of converge's
 # flags (-floors=false for a sizing run, -as-in-a-cluster=false,
 # -prove-switch, -seed BIN -crds ..., -values chart/files/metacontroller-values.yaml
-# to run it as the values file does, -kill-leader).
+# to run it as the values file does, -kill-leader, -steady 11m for what a
+# converged install costs afterwards).
 MC_ENV         ?=
 CONVERGE_FLAGS ?=
 .PHONY: converge

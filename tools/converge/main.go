@@ -29,6 +29,8 @@
 //     Metacontroller's in-place updates are counted from its log ("Updating",
 //     logged at info level for each InPlace update), until settled and in
 //     the window; the hook's syncs from its metrics.
+//     With -steady D, a steady window of D follows (steady.go): the hook's
+//     syncs, the API server's writes and the CPU of a converged install.
 //  5. Peak memory (VmHWM) of the hook, Metacontroller, kube-apiserver and
 //     etcd; the CPU time each (and this program) spent from the first
 //     Monocle's create until every status was written.
@@ -153,6 +155,7 @@ type options struct {
 	secretRefs     bool                // each Monocle names a Secret of its own (spec.secretRef), made before it (scale.go)
 	unrelated      int                 // Secrets and ConfigMaps, this many of each, that no Monocle names (scale.go)
 	mcPprof        bool                // Metacontroller serves pprof on a loopback address, printed
+	steady         time.Duration       // after the quiet window, the steady window's length (steady.go); 0: none
 }
 
 // controllerName is the process measured: Metacontroller, or the seed's
@@ -187,6 +190,7 @@ func mainErr() error {
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "convergence has settled once no Monocle or child has been written for this long")
 	flag.DurationVar(&o.settleMax, "settle-max", 2*time.Minute, "stop waiting for writes to settle after this long (a hot loop), and start the quiet window")
 	flag.DurationVar(&o.quiet, "quiet", 30*time.Second, "the quiet window after settling, in which no object should be written")
+	flag.DurationVar(&o.steady, "steady", 0, "after the quiet window, measure a steady window this long: the hook's syncs, the API server's writes on Monocles and children, CPU (steady.go); 0: none")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up on a run that has not converged after this long")
 	flag.StringVar(&o.workdir, "workdir", "", "where the processes' logs go (default: a new temporary folder)")
 	flag.BoolVar(&o.asInACluster, "as-in-a-cluster", true, "Metacontroller as a ServiceAccount (APF applies) and kube-controller-manager running; false: a system:masters user, no controller manager")
@@ -280,8 +284,8 @@ func mainErr() error {
 		// One Monocle (per strategy): -monocles, -namespaces and -runs do not apply.
 		fmt.Printf("converge: -prove-escape, -prove-janitor or -prove-upgrade-order, Metacontroller flags %s; logs in %s\n", flags, o.workdir)
 	} else {
-		fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, %d replicas, as in a cluster %v; logs in %s\n",
-			o.monocles, o.namespaces, o.runs, flags, o.replicas, o.asInACluster, o.workdir)
+		fmt.Printf("converge: %d Monocles in %d namespaces, %d runs, Metacontroller flags %s, %d replicas, as in a cluster %v, load average %s; logs in %s\n",
+			o.monocles, o.namespaces, o.runs, flags, o.replicas, o.asInACluster, loadAverage(), o.workdir)
 	}
 	// Interrupted, a run stops its processes and control planes: envtest's
 	// etcd and kube-apiserver would outlive this program otherwise.
@@ -832,6 +836,24 @@ func converge(ctx context.Context, o options, run int, dir string, hook *process
 	res.updatesQuiet = updatesQuiet - updatesSettled
 	res.mcErrors, res.forbidden = errorLines, forbidden
 	res.childRewrites = tr.rewrites()
+
+	if o.steady > 0 {
+		resources := []string{cp.parentGVR.Resource}
+		for _, gvr := range cp.childGVRs {
+			resources = append(resources, gvr.Resource)
+		}
+		syncs := func() (float64, error) {
+			n, _, err := hookSyncs(ctx, hookClient, hookURL+"/metrics")
+			return n, err
+		}
+		requests := func() (map[string]float64, error) { return mcs.requests(ctx, hookClient) }
+		fmt.Printf("converge: run %d: the steady window, %s, load average %s\n", run, o.steady, loadAverage())
+		s, err := measureSteady(ctx, o, mc, cp.env.Config, resources, procs, requests, syncs)
+		if err != nil {
+			return fmt.Errorf("the steady window: %w", err)
+		}
+		fmt.Printf("converge: run %d: %s\n", run, s)
+	}
 
 	// 5. Peak memory, before anything stops.
 	if res.hwm == nil {

@@ -1,63 +1,107 @@
 package pods
 
 import (
-	"encoding/json"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/child"
+	"github.com/change-metrics/monocle-hook/hook/condition"
+	"github.com/change-metrics/monocle-hook/internal/instance"
 )
 
-// Resolve and CheckImage: the pods' section with its defaults, or the
-// refused field. Each row is a spec, as its JSON.
+func quantity(s string) v1alpha1.Quantity { return v1alpha1.Quantity{Quantity: resource.MustParse(s)} }
+
 func TestResolve(t *testing.T) {
-	tests := map[string]struct {
-		spec                     string
-		image                    string
-		replicas                 int32
-		crawler                  bool
-		apiMemory, crawlerMemory string // limits
-		configMap, secret        string
-		refused                  string
+	twoCPU := &v1alpha1.ResourceRequirements{Requests: v1alpha1.ResourceList{corev1.ResourceCPU: quantity("2")}}
+	twoCPUCore := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+	sched := child.Scheduling{NodeSelector: map[string]string{"disk": "ssd"}}
+	tests := []struct {
+		name string
+		spec v1alpha1.MonocleSpec
+		want func(*Settings) // the defaults' Settings as this spec changes them
 	}{
-		"nothing: the defaults": {spec: `{}`, image: DefaultImage, replicas: 1, crawler: true, apiMemory: "1Gi", crawlerMemory: "512Mi"},
-		"an image, 3 API replicas, no crawler": {spec: `{"image":"quay.io/x/monocle:2","api":{"replicas":3},"crawler":{"enabled":false}}`,
-			image: "quay.io/x/monocle:2", replicas: 3, apiMemory: "1Gi", crawlerMemory: "512Mi"},
-		"no API replica": {spec: `{"api":{"replicas":0}}`, image: DefaultImage, crawler: true, apiMemory: "1Gi", crawlerMemory: "512Mi"},
-		"resources given, whole": {spec: `{"api":{"resources":{"limits":{"memory":"2Gi"}}},"crawler":{"resources":{"requests":{"cpu":"1"}}}}`,
-			image: DefaultImage, replicas: 1, crawler: true, apiMemory: "2Gi", crawlerMemory: "0"},
-		"a ConfigMap and a Secret of the user's": {spec: `{"configMapRef":{"name":"cfg"},"secretRef":{"name":"tokens"}}`,
-			image: DefaultImage, replicas: 1, crawler: true, apiMemory: "1Gi", crawlerMemory: "512Mi", configMap: "cfg", secret: "tokens"},
-		"negative replicas":     {spec: `{"api":{"replicas":-1}}`, refused: "api.replicas"},
-		"an image with a space": {spec: `{"image":" quay.io/x/monocle:2"}`, refused: "image"},
+		{name: "defaults"},
+		{name: "replicas", spec: v1alpha1.MonocleSpec{API: v1alpha1.APISpec{Replicas: ptr.To[int32](3)}},
+			want: func(s *Settings) { s.APIReplicas = 3 }},
+		{name: "zero replicas kept", spec: v1alpha1.MonocleSpec{API: v1alpha1.APISpec{Replicas: ptr.To[int32](0)}},
+			want: func(s *Settings) { s.APIReplicas = 0 }},
+		{name: "image", spec: v1alpha1.MonocleSpec{Image: "registry.local/monocle:dev"},
+			want: func(s *Settings) { s.image = "registry.local/monocle:dev" }},
+		{name: "API resources replace the default whole", spec: v1alpha1.MonocleSpec{API: v1alpha1.APISpec{Resources: twoCPU}},
+			want: func(s *Settings) { s.apiRes = twoCPUCore }},
+		{name: "crawler resources", spec: v1alpha1.MonocleSpec{Crawler: v1alpha1.CrawlerSpec{Resources: twoCPU}},
+			want: func(s *Settings) { s.crawlerRes = twoCPUCore }},
+		{name: "crawler off", spec: v1alpha1.MonocleSpec{Crawler: v1alpha1.CrawlerSpec{Enabled: ptr.To(false)}},
+			want: func(s *Settings) { s.crawler = false }},
+		{name: "secrets and config", spec: v1alpha1.MonocleSpec{
+			SecretRef: &v1alpha1.LocalRef{Name: "tokens"}, ConfigMapRef: &v1alpha1.LocalRef{Name: "cfg"}, Config: "workspaces: []", WebappTitle: "T",
+		}, want: func(s *Settings) {
+			s.secret, s.configMap, s.config, s.webappTitle = "tokens", "cfg", "workspaces: []", "T"
+		}},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			var spec v1alpha1.MonocleSpec
-			if err := json.Unmarshal([]byte(tc.spec), &spec); err != nil {
-				t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := Settings{
+				image:       DefaultImage,
+				APIReplicas: 1,
+				apiRes:      instance.Resources("100m", "256Mi", "1Gi"),
+				crawler:     true,
+				crawlerRes:  instance.Resources("50m", "128Mi", "512Mi"),
+				scheduling:  sched,
 			}
-			s, ferr := Resolve(&spec, child.Scheduling{})
-			if ferr == nil {
-				ferr = s.CheckImage()
+			if tt.want != nil {
+				tt.want(&want)
 			}
-			if tc.refused != "" {
-				if ferr == nil || ferr.Field != tc.refused {
-					t.Fatalf("Resolve: %v, want a refusal of %s", ferr, tc.refused)
-				}
-				return
-			}
+			got, ferr := Resolve(&tt.spec, sched)
 			if ferr != nil {
 				t.Fatal(ferr)
 			}
-			apiMem, crawlerMem := s.apiRes.Limits[corev1.ResourceMemory], s.crawlerRes.Limits[corev1.ResourceMemory]
-			if s.image != tc.image || s.APIReplicas != tc.replicas || s.crawler != tc.crawler || apiMem.String() != tc.apiMemory ||
-				crawlerMem.String() != tc.crawlerMemory || s.configMap != tc.configMap || s.secret != tc.secret {
-				t.Errorf("got image %s, replicas %d, crawler %v, memory %s/%s, configMap %q, secret %q", s.image, s.APIReplicas, s.crawler,
-					apiMem.String(), crawlerMem.String(), s.configMap, s.secret)
+			// Quantities compare by value (Semantic), the rest as it is.
+			for _, r := range []struct{ got, want *corev1.ResourceRequirements }{{&got.apiRes, &want.apiRes}, {&got.crawlerRes, &want.crawlerRes}} {
+				if !equality.Semantic.DeepEqual(*r.got, *r.want) {
+					t.Errorf("resources = %+v; want %+v", *r.got, *r.want)
+				}
+				*r.got, *r.want = corev1.ResourceRequirements{}, corev1.ResourceRequirements{}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Resolve =\n%+v\nwant\n%+v", got, want)
 			}
 		})
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		spec  v1alpha1.MonocleSpec
+		field string
+	}{
+		{name: "negative replicas", spec: v1alpha1.MonocleSpec{API: v1alpha1.APISpec{Replicas: ptr.To[int32](-1)}}, field: "api.replicas"},
+		{name: "image with a space", spec: v1alpha1.MonocleSpec{Image: "monocle :1"}, field: "image"},
+		{name: "image with a final newline", spec: v1alpha1.MonocleSpec{Image: "monocle:1\n"}, field: "image"},
+		{name: "image with a leading tab", spec: v1alpha1.MonocleSpec{Image: "\tmonocle:1"}, field: "image"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ferr := Resolve(&tt.spec, child.Scheduling{})
+			if ferr == nil {
+				ferr = s.CheckImage()
+			}
+			if ferr == nil || ferr.Field != tt.field || ferr.Reason != condition.ReasonInvalidSpec {
+				t.Fatalf("error = %+v; want InvalidSpec on %s", ferr, tt.field)
+			}
+		})
+	}
+	for _, image := range []string{"", "quay.io/x/monocle@sha256:abc"} {
+		s, ferr := Resolve(&v1alpha1.MonocleSpec{Image: image}, child.Scheduling{})
+		if ferr != nil || s.CheckImage() != nil {
+			t.Errorf("image %q: %v, %v; want none", image, ferr, s.CheckImage())
+		}
 	}
 }

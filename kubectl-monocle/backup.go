@@ -82,18 +82,8 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	if cj == nil {
 		return fmt.Errorf("no CronJob %s yet: the hook has not made it for Monocle %s (kubectl monocle status %s says why)", cronJobName, name, name)
 	}
-	if len(cj.Status.Active) > 0 {
-		fmt.Fprintf(out, "A scheduled snapshot run is active (Job %s): waiting for it to end\n", printable.Escape(cj.Status.Active[0].Name))
-		err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, false, func(ctx context.Context) (bool, error) {
-			cj, err = get[batchv1.CronJob](ctx, c, cronJobGVR, ns, cronJobName)
-			if err == nil && cj == nil {
-				err = fmt.Errorf("the CronJob %s is gone", cronJobName)
-			}
-			return err == nil && len(cj.Status.Active) == 0, err
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for the scheduled run: %w", err)
-		}
+	if cj, err = waitScheduledRun(ctx, c, out, ns, cronJobName, cj, timeout); err != nil {
+		return err
 	}
 	want, err := answeredCronJob(ctx, c, m, hookImage)
 	if err != nil {
@@ -128,6 +118,27 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	}
 	fmt.Fprintf(out, "snapshot %s taken\n", snapshotName)
 	return nil
+}
+
+// waitScheduledRun waits until no scheduled snapshot run of the CronJob
+// cj is active, and gives the CronJob as last read.
+func waitScheduledRun(ctx context.Context, c *clients, out io.Writer, ns, cronJobName string, cj *batchv1.CronJob, timeout time.Duration) (*batchv1.CronJob, error) {
+	if len(cj.Status.Active) == 0 {
+		return cj, nil
+	}
+	fmt.Fprintf(out, "A scheduled snapshot run is active (Job %s): waiting for it to end\n", printable.Escape(cj.Status.Active[0].Name))
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, false, func(ctx context.Context) (bool, error) {
+		var err error
+		cj, err = get[batchv1.CronJob](ctx, c, cronJobGVR, ns, cronJobName)
+		if err == nil && cj == nil {
+			err = fmt.Errorf("the CronJob %s is gone", cronJobName)
+		}
+		return err == nil && len(cj.Status.Active) == 0, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the scheduled run: %w", err)
+	}
+	return cj, nil
 }
 
 // backupRefused says why the Monocle takes no backup now, if it does not.

@@ -88,19 +88,7 @@ refusal, or the cluster could not be read.`,
   kubectl monocle restore -n monocle my-monocle --snapshot monocle-20261130-030000
   kubectl monocle restore -n monocle my-monocle --undo`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) != 1:
-				return usageError{fmt.Errorf("restore takes one Monocle's name, got %d arguments", len(args))}
-			case ro.undo && (ro.snapshot != "" || ro.dryRun):
-				return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
-			case !ro.undo && ro.snapshot == "":
-				return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
-			case !ro.undo:
-				if _, err := snapshot.CheckWritten(ro.snapshot); err != nil {
-					return usageError{fmt.Errorf("--snapshot: %w", err)}
-				}
-			}
-			return nil
+			return checkRestoreArgs(&ro, args)
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -119,6 +107,29 @@ refusal, or the cluster could not be read.`,
 			return r.run(cmd.Context())
 		},
 	}
+	restoreFlags(cmd, &ro)
+	return cmd
+}
+
+// checkRestoreArgs checks restore's one name and its flags' combination.
+func checkRestoreArgs(ro *restoreOptions, args []string) error {
+	switch {
+	case len(args) != 1:
+		return usageError{fmt.Errorf("restore takes one Monocle's name, got %d arguments", len(args))}
+	case ro.undo && (ro.snapshot != "" || ro.dryRun):
+		return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
+	case !ro.undo && ro.snapshot == "":
+		return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
+	case !ro.undo:
+		if _, err := snapshot.CheckWritten(ro.snapshot); err != nil {
+			return usageError{fmt.Errorf("--snapshot: %w", err)}
+		}
+	}
+	return nil
+}
+
+// restoreFlags binds restore's flags to ro.
+func restoreFlags(cmd *cobra.Command, ro *restoreOptions) {
 	f := cmd.Flags()
 	f.StringVar(&ro.snapshot, "snapshot", "", "the snapshot to restore")
 	f.DurationVar(&ro.timeout, "timeout", snapshot.DefaultTimeout, "the most the restore Job may take")
@@ -128,7 +139,6 @@ refusal, or the cluster could not be read.`,
 	f.Int32("api-replicas", 1, "with --undo: spec.api.replicas to put back, in place of the record's")
 	f.Bool("crawler-enabled", true, "with --undo: spec.crawler.enabled to put back, in place of the record's")
 	f.Bool("snapshots-suspend", false, "with --undo: spec.elasticsearch.snapshots.suspend to put back, in place of the record's")
-	return cmd
 }
 
 // undoFlags are --undo's explicit values, given all three or none.

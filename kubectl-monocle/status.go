@@ -163,28 +163,7 @@ fixes (InvalidSpec, ConfigInvalid).`,
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, c, err := o.target()
-			if err != nil {
-				return err
-			}
-			var waited error
-			if waitFor {
-				waited = waitApplied(cmd.Context(), c, ns, args[0], timeout)
-				var exit errExit
-				if waited != nil && !errors.As(waited, &exit) {
-					return waited
-				}
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			st, err := readStatus(ctx, c, ns, args[0], time.Now())
-			if err != nil {
-				return err
-			}
-			if err := printStatus(cmd.OutOrStdout(), st, output); err != nil {
-				return err
-			}
-			return waited
+			return runStatus(cmd, o, args[0], output, waitFor, timeout)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the status as a struct, for scripts (default: text)")
@@ -246,6 +225,33 @@ func listOptions(selector string) metav1.ListOptions {
 }
 
 // readStatus reads the Monocle name of namespace ns and what it runs.
+// runStatus prints the Monocle name's status, after waiting, with
+// --wait, until its last change is applied and serving.
+func runStatus(cmd *cobra.Command, o *options, name, output string, waitFor bool, timeout time.Duration) error {
+	ns, c, err := o.target()
+	if err != nil {
+		return err
+	}
+	var waited error
+	if waitFor {
+		waited = waitApplied(cmd.Context(), c, ns, name, timeout)
+		var exit errExit
+		if waited != nil && !errors.As(waited, &exit) {
+			return waited
+		}
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	st, err := readStatus(ctx, c, ns, name, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := printStatus(cmd.OutOrStdout(), st, output); err != nil {
+		return err
+	}
+	return waited
+}
+
 func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time) (*Status, error) {
 	u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -262,32 +268,9 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 		st.Conditions = append(st.Conditions, Condition{cond.Type, string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime, meaning(cond)})
 	}
 	selector := "app.kubernetes.io/instance=" + name
-	var apiDeployment *appsv1.Deployment
-	var cronJob *batchv1.CronJob
-	for _, k := range wire.ChildKinds {
-		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
-		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, listOptions(selector))
-		switch {
-		case apierrors.IsForbidden(err):
-			st.NotShown = append(st.NotShown, fmt.Sprintf("%ss: you may not list %s in %s", k.Kind, k.Resource, ns))
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("listing %s in %s: %w", k.Resource, ns, err)
-		}
-		for i := range list.Items {
-			child, obj := describe(k.Kind, &list.Items[i], now)
-			st.Children = append(st.Children, child)
-			switch o := obj.(type) {
-			case *appsv1.Deployment:
-				if o.Name == instance.For(name).API {
-					apiDeployment = o
-				}
-			case *batchv1.CronJob:
-				if o.Name == instance.For(name).Snapshots {
-					cronJob = o
-				}
-			}
-		}
+	apiDeployment, cronJob, err := readChildren(ctx, c, st, selector, now)
+	if err != nil {
+		return nil, err
 	}
 	pods, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(selector))
 	switch {
@@ -308,6 +291,38 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 	st.Snapshots = snapshots(m.Status.Snapshots, cronJob, now)
 	st.Crawlers, st.CrawlersNote = crawlers(ctx, c, ns, name, apiDeployment)
 	return st, nil
+}
+
+// readChildren adds the Monocle's children to st, and gives its API's
+// Deployment and its snapshots' CronJob, nil if not there.
+func readChildren(ctx context.Context, c *clients, st *Status, selector string, now time.Time) (apiDeployment *appsv1.Deployment, cronJob *batchv1.CronJob, err error) {
+	ns, name := st.Namespace, st.Name
+	for _, k := range wire.ChildKinds {
+		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
+		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, listOptions(selector))
+		switch {
+		case apierrors.IsForbidden(err):
+			st.NotShown = append(st.NotShown, fmt.Sprintf("%ss: you may not list %s in %s", k.Kind, k.Resource, ns))
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("listing %s in %s: %w", k.Resource, ns, err)
+		}
+		for i := range list.Items {
+			child, obj := describe(k.Kind, &list.Items[i], now)
+			st.Children = append(st.Children, child)
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				if o.Name == instance.For(name).API {
+					apiDeployment = o
+				}
+			case *batchv1.CronJob:
+				if o.Name == instance.For(name).Snapshots {
+					cronJob = o
+				}
+			}
+		}
+	}
+	return apiDeployment, cronJob, nil
 }
 
 // meaning is what a condition says, by its reason (hook/condition's

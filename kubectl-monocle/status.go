@@ -484,7 +484,6 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 		return nil, "crawlers: the API's config " + mounted + " does not parse: " + err.Error()
 	}
 	var out []Crawler
-	note := ""
 	for _, ws := range cfg.Workspaces {
 		for i, cr := range ws.Crawlers {
 			kinds := []string{""}
@@ -502,6 +501,13 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	if len(out) == 0 {
 		return nil, "crawlers: the config names none"
 	}
+	return askCrawlers(ctx, c, ns, name, out)
+}
+
+// askCrawlers asks Monocle's API, through the API server's service proxy,
+// each crawler's last commit for each kind of entity it crawls.
+func askCrawlers(ctx context.Context, c *clients, ns, name string, out []Crawler) ([]Crawler, string) {
+	note := ""
 	if c.crawlers == nil {
 		return nil, "crawlers: no way to reach Monocle's API"
 	}
@@ -554,6 +560,34 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	if st.NotSynced != "" {
 		fmt.Fprintf(tw, "NOT SYNCED: %s\n", e(st.NotSynced))
 	}
+	printTables(tw, st)
+	tw.Flush()
+	fmt.Fprintln(w)
+	printFacts(w, st)
+	if len(st.Crawlers) > 0 {
+		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tENTITY\tLAST COMMIT\tOLDEST")
+		for _, c := range st.Crawlers {
+			when := "-"
+			if c.LastCommitAt != nil {
+				when = c.LastCommitAt.Format(time.RFC3339)
+			}
+			detail := c.OldestEntity
+			if c.Error != "" {
+				detail = c.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), e(cmp.Or(c.Entity, "-")), when, e(detail))
+		}
+	}
+	if st.CrawlersNote != "" {
+		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
+	}
+	return tw.Flush()
+}
+
+// printTables prints the conditions, the children and the pods, each
+// value read from the cluster escaped.
+func printTables(tw io.Writer, st *Status) {
+	e := printable.Escape
 	fmt.Fprintln(tw, "\nCONDITION\tSTATUS\tREASON\tMEANING")
 	if len(st.Conditions) == 0 {
 		fmt.Fprintln(tw, "(none yet: Metacontroller has not synced it)")
@@ -581,8 +615,12 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	for _, p := range st.Pods {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", e(p.Name), e(p.Phase), p.Ready, p.Restarts)
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
+}
+
+// printFacts prints the images running, the storage and the snapshots,
+// each value read from the cluster escaped.
+func printFacts(w io.Writer, st *Status) {
+	e := printable.Escape
 	line := func(key, format string, args ...any) {
 		fmt.Fprintf(w, "%-16s"+format+"\n", append([]any{key}, args...)...)
 	}
@@ -607,24 +645,6 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	} else {
 		line("Snapshots:", "off")
 	}
-	if len(st.Crawlers) > 0 {
-		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tENTITY\tLAST COMMIT\tOLDEST")
-		for _, c := range st.Crawlers {
-			when := "-"
-			if c.LastCommitAt != nil {
-				when = c.LastCommitAt.Format(time.RFC3339)
-			}
-			detail := c.OldestEntity
-			if c.Error != "" {
-				detail = c.Error
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), e(cmp.Or(c.Entity, "-")), when, e(detail))
-		}
-	}
-	if st.CrawlersNote != "" {
-		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
-	}
-	return tw.Flush()
 }
 
 // jsonToYAML writes the JSON text of a value as YAML, each string that

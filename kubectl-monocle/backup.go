@@ -48,10 +48,7 @@ Exit codes: 0 the snapshot was taken; 1 its run failed; 2 a usage error, a refus
 cluster could not be read.`,
 		Example: `  kubectl monocle backup -n monocle my-monocle`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("backup takes one Monocle's name, got %d arguments", len(args))}
-			}
-			return nil
+			return oneName("backup", args)
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -113,9 +113,10 @@ refusal, or the cluster could not be read.`,
 
 // checkRestoreArgs checks restore's one name and its flags' combination.
 func checkRestoreArgs(ro *restoreOptions, args []string) error {
+	if err := oneName("restore", args); err != nil {
+		return err
+	}
 	switch {
-	case len(args) != 1:
-		return usageError{fmt.Errorf("restore takes one Monocle's name, got %d arguments", len(args))}
 	case ro.undo && (ro.snapshot != "" || ro.dryRun):
 		return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
 	case !ro.undo && ro.snapshot == "":

@@ -153,8 +153,8 @@ fixes (InvalidSpec, ConfigInvalid).`,
   kubectl monocle status my-monocle -o json
   kubectl monocle status my-monocle --wait --timeout 15m`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("status takes one Monocle's name, got %d arguments", len(args))}
+			if err := oneName("status", args); err != nil {
+				return err
 			}
 			if output != "" && output != "json" && output != "yaml" {
 				return usageError{fmt.Errorf("-o %q: json or yaml", output)}

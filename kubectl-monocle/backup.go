@@ -48,10 +48,7 @@ Exit codes: 0 the snapshot was taken; 1 its run failed; 2 a usage error, a refus
 cluster could not be read.`,
 		Example: `  kubectl monocle backup -n monocle my-monocle`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("backup takes one Monocle's name, got %d arguments", len(args))}
-			}
-			return nil
+			return oneName("backup", args)
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,18 +79,8 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	if cj == nil {
 		return fmt.Errorf("no CronJob %s yet: the hook has not made it for Monocle %s (kubectl monocle status %s says why)", cronJobName, name, name)
 	}
-	if len(cj.Status.Active) > 0 {
-		fmt.Fprintf(out, "A scheduled snapshot run is active (Job %s): waiting for it to end\n", printable.Escape(cj.Status.Active[0].Name))
-		err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, false, func(ctx context.Context) (bool, error) {
-			cj, err = get[batchv1.CronJob](ctx, c, cronJobGVR, ns, cronJobName)
-			if err == nil && cj == nil {
-				err = fmt.Errorf("the CronJob %s is gone", cronJobName)
-			}
-			return err == nil && len(cj.Status.Active) == 0, err
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for the scheduled run: %w", err)
-		}
+	if cj, err = waitScheduledRun(ctx, c, out, ns, cronJobName, cj, timeout); err != nil {
+		return err
 	}
 	want, err := answeredCronJob(ctx, c, m, hookImage)
 	if err != nil {
@@ -128,6 +115,27 @@ func backup(ctx context.Context, c *clients, out io.Writer, ns, name, hookImage 
 	}
 	fmt.Fprintf(out, "snapshot %s taken\n", snapshotName)
 	return nil
+}
+
+// waitScheduledRun waits until no scheduled snapshot run of the CronJob
+// cj is active, and gives the CronJob as last read.
+func waitScheduledRun(ctx context.Context, c *clients, out io.Writer, ns, cronJobName string, cj *batchv1.CronJob, timeout time.Duration) (*batchv1.CronJob, error) {
+	if len(cj.Status.Active) == 0 {
+		return cj, nil
+	}
+	fmt.Fprintf(out, "A scheduled snapshot run is active (Job %s): waiting for it to end\n", printable.Escape(cj.Status.Active[0].Name))
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, false, func(ctx context.Context) (bool, error) {
+		var err error
+		cj, err = get[batchv1.CronJob](ctx, c, cronJobGVR, ns, cronJobName)
+		if err == nil && cj == nil {
+			err = fmt.Errorf("the CronJob %s is gone", cronJobName)
+		}
+		return err == nil && len(cj.Status.Active) == 0, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the scheduled run: %w", err)
+	}
+	return cj, nil
 }
 
 // backupRefused says why the Monocle takes no backup now, if it does not.

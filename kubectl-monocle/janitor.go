@@ -182,65 +182,19 @@ func (j *janitor) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	existing, err := get[batchv1.Job](ctx, j.c, jobGVR, ns, job.Name)
+	existing, err := j.existing(ctx, job, rec, resuming, stops)
 	if err != nil {
 		return err
 	}
-	if existing != nil {
-		if err := ours(existing, job); err != nil {
-			return err
-		}
-		switch ended, _, _ := jobEnd(existing); {
-		case resuming && rec.JobUID != "" && existing.UID != types.UID(rec.JobUID):
-			return j.refuseRecord(fmt.Sprintf("the Job %s is not the one it names: another UID", job.Name))
-		case resuming && rec.JobUID != "":
-			j.say("Resuming: Job %s, created before with the crawler stopped, is followed to its end", job.Name)
-		case !ended && stops && !resuming:
-			return fmt.Errorf("the Job %s already runs this command, with the crawler running: wait for it to end (%s), then run the command again", job.Name, logsCommand(ns, job.Name))
-		case !ended:
-			j.say("Job %s already runs this command: following it", job.Name)
-		default:
-			j.say("Job %s ran this command before: deleting it to run it again", job.Name)
-			if err := deleteJob(ctx, j.c, ns, job.Name); err != nil {
-				return err
-			}
-			existing = nil
-		}
-	}
 	if stops {
-		if !resuming {
-			j.say("Stopping the crawler first (spec.crawler.enabled: false; its value kept in the annotation %s and put back at the end): %s.", janitorAnnotation, why)
-			if err := j.patch(ctx, j.stopPatch(m, rec)); err != nil {
-				return err
-			}
-		} else {
-			j.say("Resuming monocle janitor %s, begun before with the crawler stopped (annotation %s).", j.o.Command, janitorAnnotation)
-		}
-		j.say("Waiting until no crawler pod runs.")
-		if err := waitStopped(ctx, j.c, ns, name, []string{"crawler"}, j.stopTimeout); err != nil {
-			return j.interrupted(err)
+		if err := j.stopCrawler(ctx, m, rec, resuming, why); err != nil {
+			return err
 		}
 	}
 	if existing == nil {
-		if err := createJob(ctx, j.c, job.DeepCopy()); err != nil {
-			return j.interrupted(err)
+		if rec, err = j.create(ctx, job, rec, stops); err != nil {
+			return err
 		}
-		if stops {
-			created, err := get[batchv1.Job](ctx, j.c, jobGVR, ns, job.Name)
-			if err == nil && created == nil {
-				err = fmt.Errorf("the Job %s is gone", job.Name)
-			}
-			if err != nil {
-				return j.interrupted(err)
-			}
-			next := rec
-			next.JobUID = string(created.UID)
-			if err := j.advance(ctx, rec, next); err != nil {
-				return j.interrupted(err)
-			}
-			rec = next
-		}
-		j.say("Job %s created: monocle janitor %s; waiting for it to end", job.Name, j.o.Command)
 	}
 	ended, code, err := followJob(ctx, j.c, j.out, ns, job.Name, j.timeout)
 	if err != nil {
@@ -263,6 +217,81 @@ func (j *janitor) run(ctx context.Context) error {
 	}
 	j.say("monocle janitor %s succeeded; Job %s is removed in %s", j.o.Command, job.Name, janitorTTL)
 	return nil
+}
+
+// existing is the Job of this command already there, checked as ours
+// and against the record; nil when there is none, or when the one there
+// ended and is deleted to run the command again.
+func (j *janitor) existing(ctx context.Context, job *batchv1.Job, rec restorerecord.Janitor, resuming, stops bool) (*batchv1.Job, error) {
+	existing, err := get[batchv1.Job](ctx, j.c, jobGVR, j.ns, job.Name)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		if err := ours(existing, job); err != nil {
+			return nil, err
+		}
+		switch ended, _, _ := jobEnd(existing); {
+		case resuming && rec.JobUID != "" && existing.UID != types.UID(rec.JobUID):
+			return nil, j.refuseRecord(fmt.Sprintf("the Job %s is not the one it names: another UID", job.Name))
+		case resuming && rec.JobUID != "":
+			j.say("Resuming: Job %s, created before with the crawler stopped, is followed to its end", job.Name)
+		case !ended && stops && !resuming:
+			return nil, fmt.Errorf("the Job %s already runs this command, with the crawler running: wait for it to end (%s), then run the command again", job.Name, logsCommand(j.ns, job.Name))
+		case !ended:
+			j.say("Job %s already runs this command: following it", job.Name)
+		default:
+			j.say("Job %s ran this command before: deleting it to run it again", job.Name)
+			if err := deleteJob(ctx, j.c, j.ns, job.Name); err != nil {
+				return nil, err
+			}
+			existing = nil
+		}
+	}
+	return existing, nil
+}
+
+// stopCrawler stops the crawler, unless resuming, and waits until no
+// crawler pod runs.
+func (j *janitor) stopCrawler(ctx context.Context, m *v1alpha1.Monocle, rec restorerecord.Janitor, resuming bool, why string) error {
+	if !resuming {
+		j.say("Stopping the crawler first (spec.crawler.enabled: false; its value kept in the annotation %s and put back at the end): %s.", janitorAnnotation, why)
+		if err := j.patch(ctx, j.stopPatch(m, rec)); err != nil {
+			return err
+		}
+	} else {
+		j.say("Resuming monocle janitor %s, begun before with the crawler stopped (annotation %s).", j.o.Command, janitorAnnotation)
+	}
+	j.say("Waiting until no crawler pod runs.")
+	if err := waitStopped(ctx, j.c, j.ns, j.o.Monocle, []string{"crawler"}, j.stopTimeout); err != nil {
+		return j.interrupted(err)
+	}
+	return nil
+}
+
+// create creates the Job and, for a command that stops the crawler,
+// records its UID, so that a run resumed follows this Job and no other.
+func (j *janitor) create(ctx context.Context, job *batchv1.Job, rec restorerecord.Janitor, stops bool) (restorerecord.Janitor, error) {
+	if err := createJob(ctx, j.c, job.DeepCopy()); err != nil {
+		return rec, j.interrupted(err)
+	}
+	if stops {
+		created, err := get[batchv1.Job](ctx, j.c, jobGVR, j.ns, job.Name)
+		if err == nil && created == nil {
+			err = fmt.Errorf("the Job %s is gone", job.Name)
+		}
+		if err != nil {
+			return rec, j.interrupted(err)
+		}
+		next := rec
+		next.JobUID = string(created.UID)
+		if err := j.advance(ctx, rec, next); err != nil {
+			return rec, j.interrupted(err)
+		}
+		rec = next
+	}
+	j.say("Job %s created: monocle janitor %s; waiting for it to end", job.Name, j.o.Command)
+	return rec, nil
 }
 
 // record is, for a command that stops the crawler, the janitor's record on

@@ -46,6 +46,15 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// oneName is the argument check of a command that takes one Monocle's
+// name.
+func oneName(command string, args []string) error {
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("%s takes one Monocle's name, got %d arguments", command, len(args))}
+	}
+	return nil
+}
+
 // clients reach the cluster; tests give fakes.
 type clients struct {
 	dyn dynamic.Interface

@@ -88,19 +88,7 @@ refusal, or the cluster could not be read.`,
   kubectl monocle restore -n monocle my-monocle --snapshot monocle-20261130-030000
   kubectl monocle restore -n monocle my-monocle --undo`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) != 1:
-				return usageError{fmt.Errorf("restore takes one Monocle's name, got %d arguments", len(args))}
-			case ro.undo && (ro.snapshot != "" || ro.dryRun):
-				return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
-			case !ro.undo && ro.snapshot == "":
-				return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
-			case !ro.undo:
-				if _, err := snapshot.CheckWritten(ro.snapshot); err != nil {
-					return usageError{fmt.Errorf("--snapshot: %w", err)}
-				}
-			}
-			return nil
+			return checkRestoreArgs(&ro, args)
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -119,6 +107,30 @@ refusal, or the cluster could not be read.`,
 			return r.run(cmd.Context())
 		},
 	}
+	restoreFlags(cmd, &ro)
+	return cmd
+}
+
+// checkRestoreArgs checks restore's one name and its flags' combination.
+func checkRestoreArgs(ro *restoreOptions, args []string) error {
+	if err := oneName("restore", args); err != nil {
+		return err
+	}
+	switch {
+	case ro.undo && (ro.snapshot != "" || ro.dryRun):
+		return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
+	case !ro.undo && ro.snapshot == "":
+		return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
+	case !ro.undo:
+		if _, err := snapshot.CheckWritten(ro.snapshot); err != nil {
+			return usageError{fmt.Errorf("--snapshot: %w", err)}
+		}
+	}
+	return nil
+}
+
+// restoreFlags binds restore's flags to ro.
+func restoreFlags(cmd *cobra.Command, ro *restoreOptions) {
 	f := cmd.Flags()
 	f.StringVar(&ro.snapshot, "snapshot", "", "the snapshot to restore")
 	f.DurationVar(&ro.timeout, "timeout", snapshot.DefaultTimeout, "the most the restore Job may take")
@@ -128,7 +140,6 @@ refusal, or the cluster could not be read.`,
 	f.Int32("api-replicas", 1, "with --undo: spec.api.replicas to put back, in place of the record's")
 	f.Bool("crawler-enabled", true, "with --undo: spec.crawler.enabled to put back, in place of the record's")
 	f.Bool("snapshots-suspend", false, "with --undo: spec.elasticsearch.snapshots.suspend to put back, in place of the record's")
-	return cmd
 }
 
 // undoFlags are --undo's explicit values, given all three or none.
@@ -211,61 +222,87 @@ func (r *restorer) run(ctx context.Context) error {
 	}
 
 	if !resuming || rec.Step == restorerecord.Stopping || rec.Step == restorerecord.Restoring {
-		r.step = "stopping the writers"
-		r.say("1/5 Stopping the API and the crawler, suspending the snapshots (their values kept in the annotation %s).", restoreAnnotation)
-		// On the Monocle as read: Metacontroller writes its status at each
-		// sync, which is a conflict to read again after, not a value lost.
-		err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-			if u, _, err = r.read(ctx); err != nil {
-				return err
-			}
-			if rec, _, err = r.record(u); err != nil {
-				return err
-			}
-			return r.patch(ctx, r.stopPatch(u, rec))
-		})
-		if err != nil {
-			return r.interrupted(err)
-		}
-		r.step = "waiting for the writers' pods to end"
-		r.say("2/5 Waiting until no pod of %s runs.", strings.Join(stoppedComponents, ", "))
-		if err := waitStopped(ctx, r.c, r.ns, r.name, stoppedComponents, r.o.stopTimeout); err != nil {
-			return r.interrupted(err)
-		}
-		r.step = "restoring"
-		if existing == nil {
-			uid, err := r.create(ctx, job)
-			if err != nil {
-				return r.interrupted(err)
-			}
-			if rec, err = r.advance(ctx, rec, restorerecord.Restoring, uid); err != nil {
-				return r.interrupted(err)
-			}
-			r.say("3/5 Restoring: Job %s created; following it to its end.", job.Name)
-		} else {
-			r.say("3/5 Restoring: Job %s was created before; following it to its end.", job.Name)
-		}
-		ended, _, err := followJob(ctx, r.c, r.out, r.ns, job.Name, r.o.timeout+3*time.Minute)
-		if err != nil {
-			return r.interrupted(err)
-		}
-		if ended.UID != types.UID(rec.JobUID) {
-			return r.interrupted(fmt.Errorf("the Job %s that ended is not the restore's (another UID)", job.Name))
-		}
-		if _, ok, why := jobEnd(ended); !ok {
-			if err := r.putBack(ctx, rec); err != nil {
-				return r.interrupted(err)
-			}
-			return errExit{code: 1, err: fmt.Errorf("the restore failed: %s. The Monocle is put back; the indices the restore closed stay closed until a restore succeeds. Job %s is kept for its log (%s); this command, run again, deletes it and restores again", why, job.Name, logsCommand(r.ns, job.Name))}
-		}
-		if rec, err = r.advance(ctx, rec, restorerecord.UpdatingIdents, ""); err != nil {
-			return r.interrupted(err)
-		}
-		if err := deleteJob(ctx, r.c, r.ns, job.Name); err != nil {
-			return r.interrupted(err)
+		if rec, err = r.restore(ctx, existing, job); err != nil {
+			return err
 		}
 	}
+	return r.finish(ctx, rec, idents)
+}
 
+// stopWriters stops the API and the crawler and suspends the snapshots,
+// then waits until none of their pods runs (steps 1 and 2).
+func (r *restorer) stopWriters(ctx context.Context) (restorerecord.Record, error) {
+	r.step = "stopping the writers"
+	r.say("1/5 Stopping the API and the crawler, suspending the snapshots (their values kept in the annotation %s).", restoreAnnotation)
+	// On the Monocle as read: Metacontroller writes its status at each
+	// sync, which is a conflict to read again after, not a value lost.
+	var rec restorerecord.Record
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		u, _, err := r.read(ctx)
+		if err != nil {
+			return err
+		}
+		if rec, _, err = r.record(u); err != nil {
+			return err
+		}
+		return r.patch(ctx, r.stopPatch(u, rec))
+	})
+	if err != nil {
+		return rec, r.interrupted(err)
+	}
+	r.step = "waiting for the writers' pods to end"
+	r.say("2/5 Waiting until no pod of %s runs.", strings.Join(stoppedComponents, ", "))
+	if err := waitStopped(ctx, r.c, r.ns, r.name, stoppedComponents, r.o.stopTimeout); err != nil {
+		return rec, r.interrupted(err)
+	}
+	return rec, nil
+}
+
+// restore stops the writers, then runs the restore Job and follows it
+// to its end (steps 1 to 3).
+func (r *restorer) restore(ctx context.Context, existing, job *batchv1.Job) (restorerecord.Record, error) {
+	rec, err := r.stopWriters(ctx)
+	if err != nil {
+		return rec, err
+	}
+	r.step = "restoring"
+	if existing == nil {
+		uid, err := r.create(ctx, job)
+		if err != nil {
+			return rec, r.interrupted(err)
+		}
+		if rec, err = r.advance(ctx, rec, restorerecord.Restoring, uid); err != nil {
+			return rec, r.interrupted(err)
+		}
+		r.say("3/5 Restoring: Job %s created; following it to its end.", job.Name)
+	} else {
+		r.say("3/5 Restoring: Job %s was created before; following it to its end.", job.Name)
+	}
+	ended, _, err := followJob(ctx, r.c, r.out, r.ns, job.Name, r.o.timeout+3*time.Minute)
+	if err != nil {
+		return rec, r.interrupted(err)
+	}
+	if ended.UID != types.UID(rec.JobUID) {
+		return rec, r.interrupted(fmt.Errorf("the Job %s that ended is not the restore's (another UID)", job.Name))
+	}
+	if _, ok, why := jobEnd(ended); !ok {
+		if err := r.putBack(ctx, rec); err != nil {
+			return rec, r.interrupted(err)
+		}
+		return rec, errExit{code: 1, err: fmt.Errorf("the restore failed: %s. The Monocle is put back; the indices the restore closed stay closed until a restore succeeds. Job %s is kept for its log (%s); this command, run again, deletes it and restores again", why, job.Name, logsCommand(r.ns, job.Name))}
+	}
+	if rec, err = r.advance(ctx, rec, restorerecord.UpdatingIdents, ""); err != nil {
+		return rec, r.interrupted(err)
+	}
+	if err := deleteJob(ctx, r.c, r.ns, job.Name); err != nil {
+		return rec, r.interrupted(err)
+	}
+	return rec, nil
+}
+
+// finish updates the idents, if the restore has not yet, and puts the
+// Monocle back (steps 4 and 5).
+func (r *restorer) finish(ctx context.Context, rec restorerecord.Record, idents *batchv1.Job) error {
 	identsFailed := ""
 	if rec.Step == restorerecord.UpdatingIdents {
 		r.step = "updating the idents"

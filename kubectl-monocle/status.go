@@ -153,8 +153,8 @@ fixes (InvalidSpec, ConfigInvalid).`,
   kubectl monocle status my-monocle -o json
   kubectl monocle status my-monocle --wait --timeout 15m`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("status takes one Monocle's name, got %d arguments", len(args))}
+			if err := oneName("status", args); err != nil {
+				return err
 			}
 			if output != "" && output != "json" && output != "yaml" {
 				return usageError{fmt.Errorf("-o %q: json or yaml", output)}
@@ -163,28 +163,7 @@ fixes (InvalidSpec, ConfigInvalid).`,
 		},
 		ValidArgsFunction: completeMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, c, err := o.target()
-			if err != nil {
-				return err
-			}
-			var waited error
-			if waitFor {
-				waited = waitApplied(cmd.Context(), c, ns, args[0], timeout)
-				var exit errExit
-				if waited != nil && !errors.As(waited, &exit) {
-					return waited
-				}
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			st, err := readStatus(ctx, c, ns, args[0], time.Now())
-			if err != nil {
-				return err
-			}
-			if err := printStatus(cmd.OutOrStdout(), st, output); err != nil {
-				return err
-			}
-			return waited
+			return runStatus(cmd, o, args[0], output, waitFor, timeout)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the status as a struct, for scripts (default: text)")
@@ -246,6 +225,33 @@ func listOptions(selector string) metav1.ListOptions {
 }
 
 // readStatus reads the Monocle name of namespace ns and what it runs.
+// runStatus prints the Monocle name's status, after waiting, with
+// --wait, until its last change is applied and serving.
+func runStatus(cmd *cobra.Command, o *options, name, output string, waitFor bool, timeout time.Duration) error {
+	ns, c, err := o.target()
+	if err != nil {
+		return err
+	}
+	var waited error
+	if waitFor {
+		waited = waitApplied(cmd.Context(), c, ns, name, timeout)
+		var exit errExit
+		if waited != nil && !errors.As(waited, &exit) {
+			return waited
+		}
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	st, err := readStatus(ctx, c, ns, name, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := printStatus(cmd.OutOrStdout(), st, output); err != nil {
+		return err
+	}
+	return waited
+}
+
 func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time) (*Status, error) {
 	u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -262,32 +268,9 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 		st.Conditions = append(st.Conditions, Condition{cond.Type, string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime, meaning(cond)})
 	}
 	selector := "app.kubernetes.io/instance=" + name
-	var apiDeployment *appsv1.Deployment
-	var cronJob *batchv1.CronJob
-	for _, k := range wire.ChildKinds {
-		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
-		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, listOptions(selector))
-		switch {
-		case apierrors.IsForbidden(err):
-			st.NotShown = append(st.NotShown, fmt.Sprintf("%ss: you may not list %s in %s", k.Kind, k.Resource, ns))
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("listing %s in %s: %w", k.Resource, ns, err)
-		}
-		for i := range list.Items {
-			child, obj := describe(k.Kind, &list.Items[i], now)
-			st.Children = append(st.Children, child)
-			switch o := obj.(type) {
-			case *appsv1.Deployment:
-				if o.Name == instance.For(name).API {
-					apiDeployment = o
-				}
-			case *batchv1.CronJob:
-				if o.Name == instance.For(name).Snapshots {
-					cronJob = o
-				}
-			}
-		}
+	apiDeployment, cronJob, err := readChildren(ctx, c, st, selector, now)
+	if err != nil {
+		return nil, err
 	}
 	pods, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(selector))
 	switch {
@@ -308,6 +291,38 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 	st.Snapshots = snapshots(m.Status.Snapshots, cronJob, now)
 	st.Crawlers, st.CrawlersNote = crawlers(ctx, c, ns, name, apiDeployment)
 	return st, nil
+}
+
+// readChildren adds the Monocle's children to st, and gives its API's
+// Deployment and its snapshots' CronJob, nil if not there.
+func readChildren(ctx context.Context, c *clients, st *Status, selector string, now time.Time) (apiDeployment *appsv1.Deployment, cronJob *batchv1.CronJob, err error) {
+	ns, name := st.Namespace, st.Name
+	for _, k := range wire.ChildKinds {
+		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
+		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, listOptions(selector))
+		switch {
+		case apierrors.IsForbidden(err):
+			st.NotShown = append(st.NotShown, fmt.Sprintf("%ss: you may not list %s in %s", k.Kind, k.Resource, ns))
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("listing %s in %s: %w", k.Resource, ns, err)
+		}
+		for i := range list.Items {
+			child, obj := describe(k.Kind, &list.Items[i], now)
+			st.Children = append(st.Children, child)
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				if o.Name == instance.For(name).API {
+					apiDeployment = o
+				}
+			case *batchv1.CronJob:
+				if o.Name == instance.For(name).Snapshots {
+					cronJob = o
+				}
+			}
+		}
+	}
+	return apiDeployment, cronJob, nil
 }
 
 // meaning is what a condition says, by its reason (hook/condition's
@@ -469,7 +484,6 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 		return nil, "crawlers: the API's config " + mounted + " does not parse: " + err.Error()
 	}
 	var out []Crawler
-	note := ""
 	for _, ws := range cfg.Workspaces {
 		for i, cr := range ws.Crawlers {
 			kinds := []string{""}
@@ -487,6 +501,13 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	if len(out) == 0 {
 		return nil, "crawlers: the config names none"
 	}
+	return askCrawlers(ctx, c, ns, name, out)
+}
+
+// askCrawlers asks Monocle's API, through the API server's service proxy,
+// each crawler's last commit for each kind of entity it crawls.
+func askCrawlers(ctx context.Context, c *clients, ns, name string, out []Crawler) ([]Crawler, string) {
+	note := ""
 	if c.crawlers == nil {
 		return nil, "crawlers: no way to reach Monocle's API"
 	}
@@ -539,6 +560,34 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	if st.NotSynced != "" {
 		fmt.Fprintf(tw, "NOT SYNCED: %s\n", e(st.NotSynced))
 	}
+	printTables(tw, st)
+	tw.Flush()
+	fmt.Fprintln(w)
+	printFacts(w, st)
+	if len(st.Crawlers) > 0 {
+		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tENTITY\tLAST COMMIT\tOLDEST")
+		for _, c := range st.Crawlers {
+			when := "-"
+			if c.LastCommitAt != nil {
+				when = c.LastCommitAt.Format(time.RFC3339)
+			}
+			detail := c.OldestEntity
+			if c.Error != "" {
+				detail = c.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), e(cmp.Or(c.Entity, "-")), when, e(detail))
+		}
+	}
+	if st.CrawlersNote != "" {
+		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
+	}
+	return tw.Flush()
+}
+
+// printTables prints the conditions, the children and the pods, each
+// value read from the cluster escaped.
+func printTables(tw io.Writer, st *Status) {
+	e := printable.Escape
 	fmt.Fprintln(tw, "\nCONDITION\tSTATUS\tREASON\tMEANING")
 	if len(st.Conditions) == 0 {
 		fmt.Fprintln(tw, "(none yet: Metacontroller has not synced it)")
@@ -566,8 +615,12 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	for _, p := range st.Pods {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", e(p.Name), e(p.Phase), p.Ready, p.Restarts)
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
+}
+
+// printFacts prints the images running, the storage and the snapshots,
+// each value read from the cluster escaped.
+func printFacts(w io.Writer, st *Status) {
+	e := printable.Escape
 	line := func(key, format string, args ...any) {
 		fmt.Fprintf(w, "%-16s"+format+"\n", append([]any{key}, args...)...)
 	}
@@ -592,24 +645,6 @@ func printStatus(w io.Writer, st *Status, output string) error {
 	} else {
 		line("Snapshots:", "off")
 	}
-	if len(st.Crawlers) > 0 {
-		fmt.Fprintln(tw, "\nWORKSPACE\tCRAWLER\tENTITY\tLAST COMMIT\tOLDEST")
-		for _, c := range st.Crawlers {
-			when := "-"
-			if c.LastCommitAt != nil {
-				when = c.LastCommitAt.Format(time.RFC3339)
-			}
-			detail := c.OldestEntity
-			if c.Error != "" {
-				detail = c.Error
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e(c.Workspace), e(c.Crawler), e(cmp.Or(c.Entity, "-")), when, e(detail))
-		}
-	}
-	if st.CrawlersNote != "" {
-		fmt.Fprintf(tw, "\n%s\n", e(st.CrawlersNote))
-	}
-	return tw.Flush()
 }
 
 // jsonToYAML writes the JSON text of a value as YAML, each string that

@@ -113,7 +113,7 @@ var Reasons = []Reason{
 	{ReasonRollingOut, []string{progressingTrue}, "a component is being created or rolled out: the message names it"},
 	{ReasonRetainingVolume, []string{progressingTrue}, "Elasticsearch's volumes are set to Retain before its StatefulSet is removed or made anew"},
 	{ReasonRecreatingStatefulSet, []string{progressingTrue}, "Elasticsearch's StatefulSet is made anew with the snapshot volume (its volumes are kept and mounted again)"},
-	{ReasonSecuringElasticsearch, []string{progressingTrue}, "Elasticsearch runs without security (made by a release before 0.2.0): its StatefulSet is held as it runs until every client of it reads its credentials and the API's rollout is complete; the message names the clients waited for"},
+	{ReasonSecuringElasticsearch, []string{progressingTrue}, "Elasticsearch runs without security (made by a release before 0.2.0): its StatefulSet keeps its pods' template (no restart) until every client of it reads its credentials and the API's rollout is complete; the message names the clients waited for"},
 	{ReasonSpecNotApplied, []string{progressingFalse, identsNone, snapsNone}, "the spec is not applied (SpecApplied says why): what it holds does not roll, and what it would run is not judged"},
 	{ReasonApplied, []string{specTrue}, "every spec field is in effect (the message notes unwise values)"},
 	{ReasonInvalidSpec, []string{specFalse, readyFalse}, "a spec value is refused (its schema, a child's API, a bound): every child is held as last applied, nothing is created, deleted or rolled"},

@@ -3,18 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"math/bits"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/hook/wire"
-	"github.com/change-metrics/monocle-hook/internal/instance"
-	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 )
 
 // The cost model: the heap a request may take at its peak, charged before
@@ -43,25 +40,10 @@ const (
 )
 
 // syncCost is what a decoded sync request is charged before Sync, on top of
-// its body: requestCost, and the most that parsing its config may take.
-// Sync parses one config.yaml (the user's ConfigMap's, the spec's, or the
-// generated one's): each candidate's cost is bounded from its bytes by
-// monocleconfig.ParseCostOf, and the largest is charged.
+// its body: requestCost, and the most that answering it takes (hook.Cost:
+// its config's parse).
 func syncCost(req *wire.SyncRequest) int64 {
-	var spec struct {
-		Config string `json:"config"`
-	}
-	// A spec that does not decode parses no config.
-	_ = json.Unmarshal(req.Parent.Spec, &spec)
-	cost := monocleconfig.ParseCostOf([]byte(spec.Config))
-	// The generated ConfigMap is a source; the mounted copies are not.
-	generated := wire.Observe(req.Children, req.Parent.Metadata.Namespace).ConfigMaps[instance.For(req.Parent.Metadata.Name).API]
-	for _, cm := range append(slices.Collect(maps.Values(req.Related.ConfigMaps)), generated) {
-		if cm != nil {
-			cost = max(cost, monocleconfig.ParseCostOf([]byte(cm.Data[instance.ConfigFile])))
-		}
-	}
-	return requestCost + cost
+	return requestCost + hook.Cost(req)
 }
 
 // DefaultBudgetWait is how long a request waits for the budget to have room

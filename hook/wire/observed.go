@@ -37,11 +37,21 @@ func byName[T any, P interface {
 }](m map[string]P, namespace string) map[string]P {
 	out := make(map[string]P, len(m))
 	for _, o := range m {
-		if o != nil && o.GetName() != "" && (o.GetNamespace() == "" || o.GetNamespace() == namespace) {
+		if ObservedIn(o, namespace) {
 			out[o.GetName()] = o
 		}
 	}
 	return out
+}
+
+// ObservedIn says whether Observe keeps o as a child of a parent of the
+// namespace: not null, named, and of that namespace or of none.
+func ObservedIn[P interface {
+	comparable
+	metav1.Object
+}](o P, namespace string) bool {
+	var null P
+	return o != null && o.GetName() != "" && (o.GetNamespace() == "" || o.GetNamespace() == namespace)
 }
 
 // In keys the related objects of the parent's namespace by name, as

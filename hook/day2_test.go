@@ -381,7 +381,7 @@ func TestElasticsearchMemory(t *testing.T) {
 		"heap zero":                                 {`{"elasticsearch":{"heap":"0m"}}`, "", "", "spec.elasticsearch.heap 0m is under 256m"},
 		"heap negative":                             {`{"elasticsearch":{"heap":"-1g"}}`, "", "", "spec.elasticsearch.heap"},
 		"memory too small":                          {`{"elasticsearch":{"resources":{"limits":{"memory":"1Mi"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory 1Mi is too small"},
-		"memory negative":                           {`{"elasticsearch":{"resources":{"limits":{"memory":"-1Gi"}}}}`, "", "", "spec.elasticsearch.resources.limits[memory] Invalid value \"-1Gi\": must be greater than or equal to 0"},
+		"memory negative":                           {`{"elasticsearch":{"resources":{"limits":{"memory":"-1Gi"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory -1Gi is not a memory size Elasticsearch can run in"},
 		"memory zero, heap given":                   {`{"elasticsearch":{"heap":"512m","resources":{"limits":{"memory":"0"}}}}`, "", "", "spec.elasticsearch.resources.limits.memory"},
 	}
 	for name, tc := range tests {

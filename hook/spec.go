@@ -70,25 +70,25 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 		Affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
 		ImagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
 	}
-	if ferr := validateChildValues(&spec, sched); ferr != nil {
-		return settings{}, ferr
+	// Every refusal is collected, and the first by field path is the one
+	// named: a spec gets the same first error whatever order the checks
+	// ran in.
+	errs := validateChildValues(&spec, sched)
+	refuse := func(ferr *condition.FieldError) {
+		if ferr != nil {
+			errs = append(errs, ferr)
+		}
 	}
-	// Each part resolves its section, in the order of the checks, so that
-	// a spec gets the same first error: the pods' replicas, the API's
-	// access, the pods' image, Elasticsearch.
 	var s settings
-	if s.pods, ferr = pods.Resolve(&spec, sched); ferr != nil {
-		return settings{}, ferr
-	}
-	if s.access, ferr = access.Resolve(&spec); ferr != nil {
-		return settings{}, ferr
-	}
-	if ferr = s.pods.CheckImage(); ferr != nil {
-		return settings{}, ferr
-	}
+	s.pods, ferr = pods.Resolve(&spec, sched)
+	refuse(ferr)
+	s.access, ferr = access.Resolve(&spec)
+	refuse(ferr)
+	refuse(s.pods.CheckImage())
 	var note string
-	if s.elastic, note, ferr = elastic.Resolve(&spec, sched); ferr != nil {
-		return settings{}, ferr
+	s.elastic, note, ferr = elastic.Resolve(&spec, sched)
+	if refuse(ferr); len(errs) > 0 {
+		return settings{}, errs.First()
 	}
 	if note != "" {
 		s.notes = append(s.notes, note)

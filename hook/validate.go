@@ -29,9 +29,9 @@ import (
 // apimachinery's helpers). A value it refuses would leave the child
 // uncreated or frozen while the status said the spec applied. The CRD
 // holds the same rules for new objects; this is for those stored before.
-// Paths are relative to spec; the first error, in field order, is returned.
+// Paths are relative to spec; every error is returned.
 // sched is the spec's scheduling, converted once for the checks and the pods.
-func validateChildValues(spec *Spec, sched child.Scheduling) *condition.FieldError {
+func validateChildValues(spec *Spec, sched child.Scheduling) condition.FieldErrors {
 	es := spec.Elasticsearch
 	errs := slices.Concat(
 		validateResources(es.Resources, field.NewPath("elasticsearch", "resources")),
@@ -73,18 +73,7 @@ func validateChildValues(spec *Spec, sched child.Scheduling) *condition.FieldErr
 	if np := spec.NetworkPolicy; np != nil {
 		errs = append(errs, validatePeers(v1alpha1.Core[[]networkingv1.NetworkPolicyPeer](np.ElasticsearchPeers), field.NewPath("networkPolicy", "elasticsearchPeers"))...)
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	e := errs[0]
-	msg := e.Type.String()
-	if v, ok := e.BadValue.(string); ok && e.Type != field.ErrorTypeRequired {
-		msg += " " + condition.Quote(v)
-	}
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	return condition.Invalid(e.Field, "%s (the API server would refuse the children)", msg)
+	return condition.Refusals(errs)
 }
 
 func messages(msgs []string, value string, p *field.Path) field.ErrorList {

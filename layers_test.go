@@ -19,6 +19,7 @@ import (
 var layers = map[string]int{
 	"api/v1alpha1":           0,
 	"crd":                    0,
+	"hook/check":             0,
 	"hook/condition":         1,
 	"hook/wire":              1,
 	"internal/command":       0,

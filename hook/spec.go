@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook/access"
 	"github.com/change-metrics/monocle-hook/hook/child"
@@ -64,30 +62,19 @@ func resolveSpec(raw json.RawMessage) (settings, *condition.FieldError) {
 	if ferr != nil {
 		return settings{}, ferr
 	}
-	sched := child.Scheduling{
-		NodeSelector:     v1alpha1.Core[map[string]string](spec.NodeSelector),
-		Tolerations:      v1alpha1.Core[[]corev1.Toleration](spec.Tolerations),
-		Affinity:         v1alpha1.Core[*corev1.Affinity](spec.Affinity),
-		ImagePullSecrets: v1alpha1.Core[[]corev1.LocalObjectReference](spec.ImagePullSecrets),
-	}
-	// Every refusal is collected, and the first by field path is the one
-	// named: a spec gets the same first error whatever order the checks
-	// ran in.
-	errs := validateChildValues(&spec, sched)
-	refuse := func(ferr *condition.FieldError) {
-		if ferr != nil {
-			errs = append(errs, ferr)
-		}
-	}
+	// Each part resolves its section, its checks included; the refusals
+	// are collected, and the first by field path is the one named, so that
+	// a spec gets the same first error whatever order the parts ran in.
+	sched, errs := child.ResolveScheduling(&spec)
 	var s settings
-	s.pods, ferr = pods.Resolve(&spec, sched)
-	refuse(ferr)
-	s.access, ferr = access.Resolve(&spec)
-	refuse(ferr)
-	refuse(s.pods.CheckImage())
+	var partErrs condition.FieldErrors
+	s.pods, partErrs = pods.Resolve(&spec, sched)
+	errs = append(errs, partErrs...)
+	s.access, partErrs = access.Resolve(&spec)
+	errs = append(errs, partErrs...)
 	var note string
-	s.elastic, note, ferr = elastic.Resolve(&spec, sched)
-	if refuse(ferr); len(errs) > 0 {
+	s.elastic, note, partErrs = elastic.Resolve(&spec, sched)
+	if errs = append(errs, partErrs...); len(errs) > 0 {
 		return settings{}, errs.First()
 	}
 	if note != "" {

@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/check"
 	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/wire"
@@ -104,8 +106,18 @@ func mixedContentNote(s Settings) string {
 }
 
 // Resolve reads the Ingress and the public URL: given, else the Ingress's,
-// else the port-forward one.
-func Resolve(spec *v1alpha1.MonocleSpec) (s Settings, ferr *condition.FieldError) {
+// else the port-forward one. Its refusals: an Ingress without a host, a
+// public URL Monocle cannot serve, and Ingress or Route values the API
+// server would refuse.
+func Resolve(spec *v1alpha1.MonocleSpec) (Settings, condition.FieldErrors) {
+	var s Settings
+	var errs condition.FieldErrors
+	if spec.Ingress != nil {
+		errs = condition.Refusals(validateIngress(*spec.Ingress, field.NewPath("ingress")))
+	}
+	if spec.Route != nil {
+		errs = append(errs, condition.Refusals(check.IngressHost(spec.Route.Host, field.NewPath("route", "host")))...)
+	}
 	urlField, urlValue := "publicURL", spec.PublicURL
 	if urlValue == "" && spec.MonoclePublicURL != "" {
 		urlField, urlValue = "monoclePublicURL", spec.MonoclePublicURL
@@ -115,7 +127,7 @@ func Resolve(spec *v1alpha1.MonocleSpec) (s Settings, ferr *condition.FieldError
 		in.Host, in.edgeTLS = spec.Route.Host, true // the seed's OpenShift route
 	}
 	if spec.Ingress != nil && in.Host == "" {
-		return Settings{}, condition.Invalid("ingress.host", "is required for an Ingress")
+		return Settings{}, append(errs, condition.Invalid("ingress.host", "is required for an Ingress"))
 	}
 	if in.Host != "" {
 		in.annotations = v1alpha1.Core[map[string]string](in.Annotations)
@@ -130,10 +142,41 @@ func Resolve(spec *v1alpha1.MonocleSpec) (s Settings, ferr *condition.FieldError
 	}
 	publicURL, ferr := servedURL(urlField, cmp.Or(urlValue, DefaultPublicURL))
 	if ferr != nil {
-		return Settings{}, ferr
+		errs = append(errs, ferr)
+	}
+	if len(errs) > 0 {
+		return Settings{}, errs
 	}
 	s.PublicURL = publicURL
 	return s, nil
+}
+
+// maxIngressAnnotations bounds the annotations copied into the Ingress (the
+// CRD's rule): they are in its metadata and again, JSON-escaped, in
+// Metacontroller's last-applied copy, and all of an object's annotations
+// must fit 256 KiB.
+const maxIngressAnnotations = 16 << 10
+
+// validateIngress is the API server's check of the values an Ingress
+// takes of spec.ingress.
+func validateIngress(in v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
+	errs := check.IngressHost(in.Host, p.Child("host"))
+	errs = append(errs, check.DNSSubdomain(in.ClassName, p.Child("className"))...)
+	errs = append(errs, check.DNSSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)
+	annotations := v1alpha1.Core[map[string]string](in.Annotations)
+	errs = append(errs, check.Annotations(annotations, p.Child("annotations"))...)
+	total := 0
+	for k, v := range annotations {
+		total += len(k) + len(v)
+	}
+	if total > maxIngressAnnotations {
+		errs = append(errs, field.TooLong(p.Child("annotations"), "", maxIngressAnnotations))
+	}
+	const classAnnotation = "kubernetes.io/ingress.class"
+	if v, ok := annotations[classAnnotation]; ok && in.ClassName != "" && v != in.ClassName {
+		errs = append(errs, field.Invalid(p.Child("annotations").Key(classAnnotation), v, "must match `ingressClassName` when both are specified"))
+	}
+	return errs
 }
 
 // servedURL is the public URL as Monocle 1.11.2 can serve it, or why not.

@@ -46,7 +46,8 @@ func TestResolvePublicURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, ferr := Resolve(&tt.spec)
+			s, errs := Resolve(&tt.spec)
+			ferr := errs.First()
 			if tt.wantField != "" {
 				if ferr == nil || ferr.Field != tt.wantField || ferr.Reason != condition.ReasonInvalidSpec {
 					t.Fatalf("Resolve = %+v, %v; want an InvalidSpec error on %s", s, ferr, tt.wantField)
@@ -93,9 +94,9 @@ func TestAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, ferr := Resolve(&tt.spec)
-			if ferr != nil {
-				t.Fatal(ferr)
+			s, errs := Resolve(&tt.spec)
+			if errs != nil {
+				t.Fatal(errs.First())
 			}
 			out, notes := Answer(n, s, tt.obs, tt.sessions)
 			svc := out.Service

@@ -68,23 +68,6 @@ func PodSpec(sched Scheduling, c corev1.Container) corev1.PodSpec {
 	return Scheduled(pod, sched)
 }
 
-// Scheduled is pod with the spec's scheduling.
-func Scheduled(pod corev1.PodSpec, sched Scheduling) corev1.PodSpec {
-	pod.NodeSelector = sched.NodeSelector
-	pod.Tolerations = sched.Tolerations
-	pod.Affinity = sched.Affinity
-	pod.ImagePullSecrets = sched.ImagePullSecrets
-	return pod
-}
-
-// Scheduling is the spec's scheduling, for every pod of a Monocle.
-type Scheduling struct {
-	NodeSelector     map[string]string
-	Tolerations      []corev1.Toleration
-	Affinity         *corev1.Affinity
-	ImagePullSecrets []corev1.LocalObjectReference
-}
-
 // KeyAlphabet is what a random key is drawn from: letters and digits.
 const KeyAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 

@@ -10,9 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/check"
 	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -57,7 +59,7 @@ func (s Settings) External() bool { return s.URL != "" || s.URLSecret != nil }
 // Resolve reads spec.elasticsearch and what Elasticsearch takes of the
 // rest of the spec; sched is the spec's scheduling, checked. note, when
 // not "", is a value applied that is unwise, for SpecApplied's message.
-func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (s Settings, note string, ferr *condition.FieldError) {
+func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (s Settings, note string, errs condition.FieldErrors) {
 	es := spec.Elasticsearch
 	s = Settings{
 		URL:        es.URL,
@@ -73,15 +75,46 @@ func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (s Settings, no
 	if np := spec.NetworkPolicy; np != nil {
 		s.Peers = v1alpha1.Core[[]networkingv1.NetworkPolicyPeer](np.ElasticsearchPeers)
 	}
+	errs = condition.Refusals(refused(spec, s))
 	// The API server takes a template whose image has spaces around it,
 	// and refuses each of its pods.
 	if strings.ContainsAny(s.image, " \t\n") || strings.TrimSpace(s.image) != s.image {
-		return Settings{}, "", condition.Invalid("elasticsearch.image", "%s is not an image reference", condition.Quote(s.image))
+		errs = append(errs, condition.Invalid("elasticsearch.image", "%s is not an image reference", condition.Quote(s.image)))
+	} else if note, ferr := resolve(spec, &s); ferr != nil {
+		errs = append(errs, ferr)
+	} else if len(errs) == 0 {
+		return s, note, nil
 	}
-	if note, ferr = resolve(spec, &s); ferr != nil {
-		return Settings{}, "", ferr
+	return Settings{}, "", errs
+}
+
+// refused are the API server's errors for the values Elasticsearch's
+// children take of the spec: its resources, its volumes' classes, the
+// Secret of its URL, the NetworkPolicy's peers. A PersistentVolumeClaim's
+// class and the name of a Secret a pod reads are DNS subdomains; a Secret's
+// key is a ConfigMap's key. The optional parts are checked only when set:
+// every sync runs this, and a path checked costs allocations (counted by
+// BenchmarkSync's allocs/op).
+func refused(spec *v1alpha1.MonocleSpec, s Settings) field.ErrorList {
+	es := spec.Elasticsearch
+	var errs field.ErrorList
+	if es.Resources != nil {
+		errs = check.Resources(v1alpha1.Core[corev1.ResourceRequirements](es.Resources), field.NewPath("elasticsearch", "resources"))
 	}
-	return s, note, nil
+	errs = append(errs, check.DNSSubdomain(spec.StorageClassName, field.NewPath("storageClassName"))...)
+	errs = append(errs, check.DNSSubdomain(es.StorageClassName, field.NewPath("elasticsearch", "storageClassName"))...)
+	if es.Snapshots != nil {
+		errs = append(errs, check.DNSSubdomain(es.Snapshots.StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName"))...)
+	}
+	if ref := es.URLSecretRef; ref != nil {
+		p := field.NewPath("elasticsearch", "urlSecretRef")
+		errs = append(errs, check.DNSSubdomain(ref.Name, p.Child("name"))...)
+		errs = append(errs, check.ConfigMapKey(ref.Key, p.Child("key"))...)
+	}
+	if spec.NetworkPolicy != nil {
+		errs = append(errs, check.Peers(s.Peers, field.NewPath("networkPolicy", "elasticsearchPeers"))...)
+	}
+	return errs
 }
 
 // resolve checks how Elasticsearch is reached, and sets its volume, its

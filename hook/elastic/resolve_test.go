@@ -91,9 +91,9 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, note, ferr := Resolve(&tt.spec, child.Scheduling{})
-			if ferr != nil {
-				t.Fatal(ferr)
+			s, note, errs := Resolve(&tt.spec, child.Scheduling{})
+			if errs != nil {
+				t.Fatal(errs.First())
 			}
 			tt.check(t, s, note)
 		})
@@ -126,10 +126,19 @@ func TestResolveErrors(t *testing.T) {
 		{"snapshots bad schedule", "elasticsearch.snapshots.schedule", snap(func(s *v1alpha1.SnapshotsSpec) { s.Schedule = "every day" })},
 		{"snapshots bad time zone", "elasticsearch.snapshots.timeZone", snap(func(s *v1alpha1.SnapshotsSpec) { s.TimeZone = "Mars/Olympus" })},
 		{"snapshots size zero", "elasticsearch.snapshots.storageSize", snap(func(s *v1alpha1.SnapshotsSpec) { s.StorageSize = "0Gi" })},
+		// The API server's rules for what the children take of the spec.
+		{"resources the API server refuses", "elasticsearch.resources.requests[cpu]", withES(v1alpha1.ElasticsearchSpec{Resources: &v1alpha1.ResourceRequirements{
+			Requests: v1alpha1.ResourceList{corev1.ResourceCPU: v1alpha1.Quantity{Quantity: resource.MustParse("-1")}}}})},
+		{"a class no claim can have", "storageClassName", v1alpha1.MonocleSpec{StorageClassName: "Fast_SSD"}},
+		{"a class of Elasticsearch's no claim can have", "elasticsearch.storageClassName", withES(v1alpha1.ElasticsearchSpec{StorageClassName: "Fast_SSD"})},
+		{"a snapshots class no claim can have", "elasticsearch.snapshots.storageClassName", snap(func(s *v1alpha1.SnapshotsSpec) { s.StorageClassName = "Fast_SSD" })},
+		{"urlSecretRef's key no Secret can have", "elasticsearch.urlSecretRef.key", withES(v1alpha1.ElasticsearchSpec{URLSecretRef: &v1alpha1.SecretKeySelector{Name: "es", Key: "a/b"}})},
+		{"a peer of no kind", "networkPolicy.elasticsearchPeers[0]", v1alpha1.MonocleSpec{NetworkPolicy: &v1alpha1.NetworkPolicySpec{ElasticsearchPeers: make([]v1alpha1.NetworkPolicyPeer, 1)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, ferr := Resolve(&tt.spec, child.Scheduling{})
+			_, _, errs := Resolve(&tt.spec, child.Scheduling{})
+			ferr := errs.First()
 			if ferr == nil || ferr.Field != tt.field || ferr.Reason != condition.ReasonInvalidSpec {
 				t.Fatalf("error = %+v; want InvalidSpec on %s", ferr, tt.field)
 			}
@@ -162,9 +171,9 @@ func TestStorageChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _, ferr := Resolve(&tt.spec, child.Scheduling{})
-			if ferr != nil {
-				t.Fatal(ferr)
+			s, _, refused := Resolve(&tt.spec, child.Scheduling{})
+			if refused != nil {
+				t.Fatal(refused.First())
 			}
 			errs := storageChange("ns", n, s, tt.sts, nil)
 			if tt.reason == "" {

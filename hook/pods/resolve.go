@@ -5,9 +5,11 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
+	"github.com/change-metrics/monocle-hook/hook/check"
 	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -36,10 +38,10 @@ type Settings struct {
 }
 
 // Resolve reads the pods' section of the spec; sched is the spec's
-// scheduling, checked. Its one check is of the replicas: the image is
-// checked after the API's access (CheckImage), in the order of the spec's
-// checks, so that a spec gets the same first error.
-func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (Settings, *condition.FieldError) {
+// scheduling, checked. Its refusals: negative replicas, an image the API
+// server would take and each pod refuse, and the values it copies into the
+// pods that the API server would refuse.
+func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (Settings, condition.FieldErrors) {
 	s := Settings{
 		webappTitle: spec.WebappTitle,
 		image:       cmp.Or(spec.Image, DefaultImage),
@@ -52,19 +54,30 @@ func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (Settings, *con
 		secret:      ptr.Deref(spec.SecretRef, v1alpha1.LocalRef{}).Name,
 		scheduling:  sched,
 	}
+	var errs condition.FieldErrors
 	if s.APIReplicas < 0 {
-		return Settings{}, condition.Invalid("api.replicas", "must not be negative")
+		errs = append(errs, condition.Invalid("api.replicas", "must not be negative"))
+	}
+	// The API server takes a template whose image has spaces around it,
+	// and refuses each of its pods.
+	if strings.ContainsAny(s.image, " \t\n") || strings.TrimSpace(s.image) != s.image {
+		errs = append(errs, condition.Invalid("image", "%s is not an image reference", condition.Quote(s.image)))
+	}
+	var refused field.ErrorList
+	if spec.API.Resources != nil {
+		refused = append(refused, check.Resources(s.apiRes, field.NewPath("api", "resources"))...)
+	}
+	if spec.Crawler.Resources != nil {
+		refused = append(refused, check.Resources(s.crawlerRes, field.NewPath("crawler", "resources"))...)
+	}
+	// The names of the objects a pod reads (envFrom, a volume) are DNS
+	// subdomains.
+	refused = append(refused, check.DNSSubdomain(s.configMap, field.NewPath("configMapRef", "name"))...)
+	refused = append(refused, check.DNSSubdomain(s.secret, field.NewPath("secretRef", "name"))...)
+	if errs = append(errs, condition.Refusals(refused)...); len(errs) > 0 {
+		return Settings{}, errs
 	}
 	return s, nil
-}
-
-// CheckImage: the API server takes a template whose image has spaces
-// around it, and refuses each of its pods.
-func (s Settings) CheckImage() *condition.FieldError {
-	if strings.ContainsAny(s.image, " \t\n") || strings.TrimSpace(s.image) != s.image {
-		return condition.Invalid("image", "%s is not an image reference", condition.Quote(s.image))
-	}
-	return nil
 }
 
 func resourcesOr(r *v1alpha1.ResourceRequirements, def corev1.ResourceRequirements) corev1.ResourceRequirements {

@@ -58,9 +58,9 @@ func TestResolve(t *testing.T) {
 			if tt.want != nil {
 				tt.want(&want)
 			}
-			got, ferr := Resolve(&tt.spec, sched)
-			if ferr != nil {
-				t.Fatal(ferr)
+			got, errs := Resolve(&tt.spec, sched)
+			if errs != nil {
+				t.Fatal(errs.First())
 			}
 			// Quantities compare by value (Semantic), the rest as it is.
 			for _, r := range []struct{ got, want *corev1.ResourceRequirements }{{&got.apiRes, &want.apiRes}, {&got.crawlerRes, &want.crawlerRes}} {
@@ -86,22 +86,28 @@ func TestResolveErrors(t *testing.T) {
 		{name: "image with a space", spec: v1alpha1.MonocleSpec{Image: "monocle :1"}, field: "image"},
 		{name: "image with a final newline", spec: v1alpha1.MonocleSpec{Image: "monocle:1\n"}, field: "image"},
 		{name: "image with a leading tab", spec: v1alpha1.MonocleSpec{Image: "\tmonocle:1"}, field: "image"},
+		// The API server's rules for what the pods take of the spec.
+		{name: "API resources the API server refuses", spec: v1alpha1.MonocleSpec{API: v1alpha1.APISpec{Resources: &v1alpha1.ResourceRequirements{
+			Requests: v1alpha1.ResourceList{corev1.ResourceCPU: v1alpha1.Quantity{Quantity: resource.MustParse("-1")}}}}}, field: "api.resources.requests[cpu]"},
+		{name: "crawler resources the API server refuses", spec: v1alpha1.MonocleSpec{Crawler: v1alpha1.CrawlerSpec{Resources: &v1alpha1.ResourceRequirements{
+			Limits: v1alpha1.ResourceList{"gpu": v1alpha1.Quantity{Quantity: resource.MustParse("1")}}}}}, field: "crawler.resources.limits[gpu]"},
+		{name: "a ConfigMap no ConfigMap can be", spec: v1alpha1.MonocleSpec{ConfigMapRef: &v1alpha1.LocalRef{Name: "My_Config"}}, field: "configMapRef.name"},
+		{name: "a Secret no Secret can be", spec: v1alpha1.MonocleSpec{SecretRef: &v1alpha1.LocalRef{Name: "My_Secret"}}, field: "secretRef.name"},
+		// Every refusal is found: the first by field path is the first.
+		{name: "two refusals", spec: v1alpha1.MonocleSpec{Image: "monocle :1", API: v1alpha1.APISpec{Replicas: ptr.To[int32](-1)}}, field: "api.replicas"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, ferr := Resolve(&tt.spec, child.Scheduling{})
-			if ferr == nil {
-				ferr = s.CheckImage()
-			}
+			_, errs := Resolve(&tt.spec, child.Scheduling{})
+			ferr := errs.First()
 			if ferr == nil || ferr.Field != tt.field || ferr.Reason != condition.ReasonInvalidSpec {
 				t.Fatalf("error = %+v; want InvalidSpec on %s", ferr, tt.field)
 			}
 		})
 	}
 	for _, image := range []string{"", "quay.io/x/monocle@sha256:abc"} {
-		s, ferr := Resolve(&v1alpha1.MonocleSpec{Image: image}, child.Scheduling{})
-		if ferr != nil || s.CheckImage() != nil {
-			t.Errorf("image %q: %v, %v; want none", image, ferr, s.CheckImage())
+		if _, errs := Resolve(&v1alpha1.MonocleSpec{Image: image}, child.Scheduling{}); errs != nil {
+			t.Errorf("image %q: %v; want none", image, errs.First())
 		}
 	}
 }

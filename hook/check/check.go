@@ -1,4 +1,10 @@
-package hook
+// Package check holds the API server's rules for the values a Monocle's
+// spec copies into its children (Kubernetes v1.37's pkg/apis/core and
+// networking validation, ported with apimachinery's helpers), shared by the
+// parts that copy them: a value it refuses would leave a child uncreated or
+// frozen while the status said the spec applied. The CRD holds the same
+// rules for new objects; these are for those stored before.
+package check
 
 import (
 	"cmp"
@@ -17,65 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
-
-	"github.com/change-metrics/monocle-hook/api/v1alpha1"
-	"github.com/change-metrics/monocle-hook/hook/child"
-	"github.com/change-metrics/monocle-hook/hook/condition"
 )
 
-// validateChildValues checks every spec value that the hook copies into a
-// child by the rules the API server applies to that child (Kubernetes
-// v1.37's pkg/apis/core and networking validation, ported with
-// apimachinery's helpers). A value it refuses would leave the child
-// uncreated or frozen while the status said the spec applied. The CRD
-// holds the same rules for new objects; this is for those stored before.
-// Paths are relative to spec; every error is returned.
-// sched is the spec's scheduling, converted once for the checks and the pods.
-func validateChildValues(spec *Spec, sched child.Scheduling) condition.FieldErrors {
-	es := spec.Elasticsearch
-	errs := slices.Concat(
-		validateResources(es.Resources, field.NewPath("elasticsearch", "resources")),
-		validateResources(spec.API.Resources, field.NewPath("api", "resources")),
-		validateResources(spec.Crawler.Resources, field.NewPath("crawler", "resources")),
-		validateNodeSelector(sched.NodeSelector, field.NewPath("nodeSelector")),
-		validateTolerations(sched.Tolerations, field.NewPath("tolerations")),
-		validateAffinity(sched.Affinity, field.NewPath("affinity")),
-		// A PersistentVolumeClaim's class, and the names of the objects a pod
-		// reads (envFrom, secretKeyRef) are DNS subdomains; a Secret key is a
-		// ConfigMap key. A ConfigMap the hook only reads is held to the same
-		// rule: no ConfigMap can have another name.
-		dnsSubdomain(spec.StorageClassName, field.NewPath("storageClassName")),
-		dnsSubdomain(es.StorageClassName, field.NewPath("elasticsearch", "storageClassName")),
-	)
-	// The optional parts are checked only when set: every sync runs this,
-	// and a path or an empty Ingress checked costs allocations (counted by
-	// BenchmarkSync's allocs/op).
-	if es.Snapshots != nil {
-		errs = append(errs, dnsSubdomain(es.Snapshots.StorageClassName, field.NewPath("elasticsearch", "snapshots", "storageClassName"))...)
-	}
-	if ref := es.URLSecretRef; ref != nil {
-		p := field.NewPath("elasticsearch", "urlSecretRef")
-		errs = append(errs, dnsSubdomain(ref.Name, p.Child("name"))...)
-		errs = append(errs, messages(validation.IsConfigMapKey(ref.Key), ref.Key, p.Child("key"))...)
-	}
-	if spec.ConfigMapRef != nil {
-		errs = append(errs, dnsSubdomain(spec.ConfigMapRef.Name, field.NewPath("configMapRef", "name"))...)
-	}
-	if spec.SecretRef != nil {
-		errs = append(errs, dnsSubdomain(spec.SecretRef.Name, field.NewPath("secretRef", "name"))...)
-	}
-	if spec.Ingress != nil {
-		errs = append(errs, validateIngress(*spec.Ingress, field.NewPath("ingress"))...)
-	}
-	if spec.Route != nil {
-		errs = append(errs, ingressHost(spec.Route.Host, field.NewPath("route", "host"))...)
-	}
-	if np := spec.NetworkPolicy; np != nil {
-		errs = append(errs, validatePeers(v1alpha1.Core[[]networkingv1.NetworkPolicyPeer](np.ElasticsearchPeers), field.NewPath("networkPolicy", "elasticsearchPeers"))...)
-	}
-	return condition.Refusals(errs)
-}
-
+// messages is one Invalid error of a validation helper's messages, if any.
 func messages(msgs []string, value string, p *field.Path) field.ErrorList {
 	if len(msgs) == 0 {
 		return nil
@@ -83,22 +33,20 @@ func messages(msgs []string, value string, p *field.Path) field.ErrorList {
 	return field.ErrorList{field.Invalid(p, value, strings.Join(msgs, "; "))}
 }
 
-func dnsSubdomain(name string, p *field.Path) field.ErrorList {
+// DNSSubdomain: the name of an object a child names (a PersistentVolumeClaim's
+// class, a Secret or ConfigMap a pod reads, an IngressClass); "" is unset.
+func DNSSubdomain(name string, p *field.Path) field.ErrorList {
 	if name == "" {
 		return nil
 	}
 	return messages(validation.IsDNS1123Subdomain(name), name, p)
 }
 
-// validateResources is a container's validateResourceRequirements: names a
+// Resources is a container's validateResourceRequirements: names a
 // container may request, quantities not negative (integers for extended
 // resources, whole pages for huge pages), requests within limits, and
 // equal to them for resources that cannot be overcommitted.
-func validateResources(res *v1alpha1.ResourceRequirements, p *field.Path) field.ErrorList {
-	if res == nil {
-		return nil
-	}
-	r := v1alpha1.Core[corev1.ResourceRequirements](res)
+func Resources(r corev1.ResourceRequirements, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	cpuOrMemory, hugePages := false, false
 	check := func(list corev1.ResourceList, p *field.Path) {
@@ -181,7 +129,7 @@ func hugePagesDivisible(name string, q resource.Quantity) bool {
 	return q.Value()%page.Value() == 0
 }
 
-func validateNodeSelector(sel map[string]string, p *field.Path) field.ErrorList {
+func NodeSelector(sel map[string]string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(sel)) {
 		errs = append(errs, metav1validation.ValidateLabelName(k, p)...)
@@ -190,7 +138,7 @@ func validateNodeSelector(sel map[string]string, p *field.Path) field.ErrorList 
 	return errs
 }
 
-func validateTolerations(tolerations []corev1.Toleration, p *field.Path) field.ErrorList {
+func Tolerations(tolerations []corev1.Toleration, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, t := range tolerations {
 		ip := p.Index(i)
@@ -222,7 +170,7 @@ func validateTolerations(tolerations []corev1.Toleration, p *field.Path) field.E
 	return errs
 }
 
-func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
+func Affinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
 	if a == nil {
 		return nil
 	}
@@ -311,7 +259,7 @@ func validateNodeSelectorTerm(term corev1.NodeSelectorTerm, p *field.Path) field
 			continue
 		}
 		for j, v := range rq.Values {
-			errs = append(errs, dnsSubdomain(v, rp.Child("values").Index(j))...)
+			errs = append(errs, DNSSubdomain(v, rp.Child("values").Index(j))...)
 		}
 	}
 	return errs
@@ -359,35 +307,6 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, p *field.Path) field.E
 	return append(errs, metav1validation.ValidateLabelName(term.TopologyKey, p.Child("topologyKey"))...)
 }
 
-// maxIngressAnnotations bounds the annotations copied into the Ingress (the
-// CRD's rule): they are in its metadata and again, JSON-escaped, in
-// Metacontroller's last-applied copy, and all of an object's annotations
-// must fit 256 KiB.
-const maxIngressAnnotations = 16 << 10
-
-func validateIngress(in v1alpha1.IngressSpec, p *field.Path) field.ErrorList {
-	errs := ingressHost(in.Host, p.Child("host"))
-	errs = append(errs, dnsSubdomain(in.ClassName, p.Child("className"))...)
-	errs = append(errs, dnsSubdomain(in.TLSSecretName, p.Child("tlsSecretName"))...)
-	annotations := v1alpha1.Core[map[string]string](in.Annotations)
-	// ValidateAnnotations ranges over the map: in its order, the first
-	// error (the one the condition names) would differ from one sync of
-	// the same spec to the next, and each difference is a status write.
-	errs = append(errs, stable(apivalidation.ValidateAnnotations(annotations, p.Child("annotations")))...)
-	total := 0
-	for k, v := range annotations {
-		total += len(k) + len(v)
-	}
-	if total > maxIngressAnnotations {
-		errs = append(errs, field.TooLong(p.Child("annotations"), "", maxIngressAnnotations))
-	}
-	const classAnnotation = "kubernetes.io/ingress.class"
-	if v, ok := annotations[classAnnotation]; ok && in.ClassName != "" && v != in.ClassName {
-		errs = append(errs, field.Invalid(p.Child("annotations").Key(classAnnotation), v, "must match `ingressClassName` when both are specified"))
-	}
-	return errs
-}
-
 // stable orders errors found by ranging over a map: by field, then bad
 // value, then detail.
 func stable(errs field.ErrorList) field.ErrorList {
@@ -399,9 +318,9 @@ func stable(errs field.ErrorList) field.ErrorList {
 	return errs
 }
 
-// ingressHost: a DNS name (a wildcard's "*." first), in lower case, with no
+// IngressHost: a DNS name (a wildcard's "*." first), in lower case, with no
 // port, never an IP address.
-func ingressHost(host string, p *field.Path) field.ErrorList {
+func IngressHost(host string, p *field.Path) field.ErrorList {
 	if host == "" {
 		return nil
 	}
@@ -414,11 +333,11 @@ func ingressHost(host string, p *field.Path) field.ErrorList {
 	return messages(validation.IsDNS1123Subdomain(host), host, p)
 }
 
-// validatePeers is the API server's check of a NetworkPolicy's peers
+// Peers is the API server's check of a NetworkPolicy's peers
 // (pkg/apis/networking/validation: ValidateNetworkPolicyPeer,
 // ValidateIPBlock): one kind of peer, valid selectors, a CIDR with its
 // excepts strictly within it.
-func validatePeers(peers []networkingv1.NetworkPolicyPeer, p *field.Path) field.ErrorList {
+func Peers(peers []networkingv1.NetworkPolicyPeer, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	opts := metav1validation.LabelSelectorValidationOptions{}
 	for i, peer := range peers {
@@ -445,4 +364,17 @@ func validatePeers(peers []networkingv1.NetworkPolicyPeer, p *field.Path) field.
 		}
 	}
 	return errs
+}
+
+// ConfigMapKey: a key of a ConfigMap or a Secret.
+func ConfigMapKey(key string, p *field.Path) field.ErrorList {
+	return messages(validation.IsConfigMapKey(key), key, p)
+}
+
+// Annotations are the API server's rules for an object's annotations, in
+// the order of their keys: ValidateAnnotations ranges over the map, and in
+// its order the first error would differ from one sync of the same spec to
+// the next, each difference a status write.
+func Annotations(annotations map[string]string, p *field.Path) field.ErrorList {
+	return stable(apivalidation.ValidateAnnotations(annotations, p))
 }

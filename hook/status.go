@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
@@ -42,35 +41,34 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	st := v1alpha1.MonocleStatus{URL: pf.URL, Storage: es.Storage}
 	var w waiting
 	// A component is held exactly when its part answers it as it runs (or
-	// does not make it): block is the refusal that does so.
-	component := func(name string, observed, ready, enabled bool, off string, block *condition.FieldError) string {
-		if !enabled {
-			return off
+	// does not make it): its Block is the refusal that does so.
+	column := func(c condition.Component) string {
+		if c.Off != "" {
+			return c.Off
 		}
 		if facts.invalid != nil {
-			block = facts.invalid
+			c.Block = facts.invalid
 		}
-		if block != nil {
-			what := name + " held"
-			if !observed {
-				what = name + " not made"
+		if c.Block != nil {
+			what := c.Name + " held"
+			if !c.Observed {
+				what = c.Name + " not made"
 			}
 			w.held = append(w.held, what)
-			if !ready {
-				w.heldNotReady, w.blocks = append(w.heldNotReady, what), append(w.blocks, block)
+			if !c.Ready {
+				w.heldNotReady, w.blocks = append(w.heldNotReady, what), append(w.blocks, c.Block)
 			}
-		} else if !ready {
-			w.rolling = append(w.rolling, name)
+		} else if !c.Ready {
+			w.rolling = append(w.rolling, c.Name)
 		}
-		if ready {
+		if c.Ready {
 			return "Ready"
 		}
 		return "In Progress"
 	}
-	sts, api, crawler := obs.StatefulSets[n.Elastic], obs.Deployments[n.API], obs.Deployments[n.Crawler]
-	st.Elastic = component("elastic", sts != nil, condition.StatefulSetReady(sts), !es.External, "External", nil)
-	st.API = component("api", api != nil, condition.DeploymentReady(api), true, "", pf.APIBlock)
-	st.Crawler = component("crawler", crawler != nil, condition.DeploymentReady(crawler), pf.Crawler, "Disabled", pf.CrawlerBlock)
+	st.Elastic = column(es.Component)
+	st.API = column(pf.API)
+	st.Crawler = column(pf.Crawler)
 	// A workload's image is said once its rollout is complete; while one
 	// rolls out, the image of its last complete rollout stays (its old pods
 	// serve it), so that the IMAGE column is not blank in a rollout.
@@ -78,18 +76,8 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	if last := parent.Status.Versions; last != nil {
 		v = *last
 	}
-	switch {
-	case condition.DeploymentReady(api):
-		v.Monocle = firstImage(api.Spec.Template.Spec.Containers)
-	case api == nil:
-		v.Monocle = ""
-	}
-	switch {
-	case condition.StatefulSetReady(sts):
-		v.Elasticsearch = firstImage(sts.Spec.Template.Spec.Containers)
-	case sts == nil:
-		v.Elasticsearch = ""
-	}
+	v.Monocle = version(v.Monocle, pf.API)
+	v.Elasticsearch = version(v.Elasticsearch, es.Component)
 	if v != (v1alpha1.Versions{}) {
 		st.Versions = &v
 	}
@@ -124,7 +112,8 @@ type waiting struct {
 }
 
 // readyConditions are Ready and Progressing: the components waited for,
-// those held, and Elasticsearch's StatefulSet on its way to be recreated.
+// those held, and what Elasticsearch's part says its StatefulSet is on its
+// way to.
 // A component held by a refusal, not ready, makes Ready the refusal
 // (SpecApplied's reason and message), and is not rolling out.
 func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, progressing metav1.Condition) {
@@ -151,22 +140,8 @@ func readyConditions(n instance.Names, es elastic.Facts, w waiting) (ready, prog
 		}
 		ready = metav1.Condition{Type: condition.ConditionReady, Status: metav1.ConditionFalse, Reason: w.blocks[0].Reason, Message: msg}
 	}
-	switch {
-	case es.Retaining != "":
-		what := "removed"
-		if es.Recreating {
-			what = "made anew with the snapshot volume"
-		}
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRetainingVolume,
-			Message: "setting Elasticsearch's volumes to Retain before its StatefulSet is " + what + ": " + es.Retaining}
-	case es.Securing != "":
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonSecuringElasticsearch,
-			Message: "Elasticsearch's StatefulSet " + n.Elastic + " runs without security, its pods' template as it is, until every client reaches it with the credentials of Secret " +
-				n.Elastic + ": waiting for " + es.Securing}
-	case es.Recreating:
-		progressing = metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: condition.ReasonRecreatingStatefulSet,
-			Message: "Elasticsearch's StatefulSet " + n.Elastic + " is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): " +
-				"its volumes are retained and " + n.DataClaim() + " is mounted again"}
+	if p, ok := es.Progressing(n); ok {
+		progressing = p
 	}
 	return ready, progressing
 }
@@ -232,10 +207,14 @@ func specAppliedCondition(facts statusFacts) metav1.Condition {
 	return c
 }
 
-// firstImage is the image of a pod's first container.
-func firstImage(containers []corev1.Container) string {
-	if len(containers) == 0 {
+// version is the image a component's status says it runs: its image once
+// its rollout is complete, none once it is gone, else the last one said.
+func version(last string, c condition.Component) string {
+	switch {
+	case c.Ready:
+		return c.Image
+	case !c.Observed:
 		return ""
 	}
-	return containers[0].Image
+	return last
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -87,5 +88,35 @@ func TestDeploymentReady(t *testing.T) {
 		if got := DeploymentReady(tc.d); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+// A workload's component: observed, ready by its rollout, its first
+// container's image.
+func TestWorkloadComponents(t *testing.T) {
+	one := int32(1)
+	pod := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "first"}, {Image: "second"}}}}
+	rolledOut := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.DeploymentSpec{Replicas: &one, Template: pod},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, UpdatedReplicas: 1, AvailableReplicas: 1}}
+	rolling := rolledOut.DeepCopy()
+	rolling.Generation = 4
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: &one, Template: pod},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, UpdatedReplicas: 1, ReadyReplicas: 0}}
+	for _, tc := range []struct {
+		name      string
+		got, want Component
+	}{
+		{"no Deployment", DeploymentComponent("api", nil), Component{Name: "api"}},
+		{"a Deployment rolled out", DeploymentComponent("api", rolledOut), Component{Name: "api", Observed: true, Ready: true, Image: "first"}},
+		{"a Deployment rolling out", DeploymentComponent("api", rolling), Component{Name: "api", Observed: true, Image: "first"}},
+		{"no StatefulSet", StatefulSetComponent("elastic", nil), Component{Name: "elastic"}},
+		{"a StatefulSet not ready", StatefulSetComponent("elastic", sts), Component{Name: "elastic", Observed: true, Image: "first"}},
+		{"no container", DeploymentComponent("api", &appsv1.Deployment{}), Component{Name: "api", Observed: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("component = %+v, want %+v", tc.got, tc.want)
+			}
+		})
 	}
 }

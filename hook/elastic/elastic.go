@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -30,7 +31,9 @@ import (
 // Facts are what the status says of Elasticsearch, learned while
 // answering its children.
 type Facts struct {
-	External bool // Elasticsearch is external: none to wait for
+	// Component is Elasticsearch's for the status: External when it is
+	// another's, none to wait for.
+	Component condition.Component
 	// Retaining, when not "", is why the StatefulSet is kept until its
 	// volumes are set to Retain and released.
 	Retaining string
@@ -67,11 +70,45 @@ type Children struct {
 // applied (the spec cannot say: what runs says).
 func HeldFacts(n instance.Names, obs wire.Children) Facts {
 	return Facts{
-		External:            obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil,
+		Component:           component(n, obs, obs.StatefulSets[n.Elastic] == nil && obs.Deployments[n.API] != nil),
 		snapshotsOff:        condition.ReasonSpecNotApplied,
 		snapshotsOffMessage: "the spec is not applied",
 		snapshotsClaim:      snapshotsClaimOf(n, obs.StatefulSets[n.Elastic]),
 	}
+}
+
+// component is Elasticsearch's StatefulSet's, External when external.
+func component(n instance.Names, obs wire.Children, external bool) condition.Component {
+	c := condition.StatefulSetComponent(child.ComponentElastic, obs.StatefulSets[n.Elastic])
+	if external {
+		c.Off = "External"
+	}
+	return c
+}
+
+// Progressing is what Elasticsearch's StatefulSet is on its way to, when
+// that says more than its rollout: its volumes set to Retain before it goes,
+// security waiting for its clients, or its recreation with the snapshot
+// volume.
+func (f Facts) Progressing(n instance.Names) (metav1.Condition, bool) {
+	progressing := func(reason, message string) (metav1.Condition, bool) {
+		return metav1.Condition{Type: condition.ConditionProgressing, Status: metav1.ConditionTrue, Reason: reason, Message: message}, true
+	}
+	switch {
+	case f.Retaining != "":
+		what := "removed"
+		if f.Recreating {
+			what = "made anew with the snapshot volume"
+		}
+		return progressing(condition.ReasonRetainingVolume, "setting Elasticsearch's volumes to Retain before its StatefulSet is "+what+": "+f.Retaining)
+	case f.Securing != "":
+		return progressing(condition.ReasonSecuringElasticsearch, "Elasticsearch's StatefulSet "+n.Elastic+" runs without security, its pods' template as it is, until every client reaches it with the credentials of Secret "+
+			n.Elastic+": waiting for "+f.Securing)
+	case f.Recreating:
+		return progressing(condition.ReasonRecreatingStatefulSet, "Elasticsearch's StatefulSet "+n.Elastic+" is made anew with the snapshot volume (volumeClaimTemplates cannot change in place): "+
+			"its volumes are retained and "+n.DataClaim()+" is mounted again")
+	}
+	return metav1.Condition{}, false
 }
 
 // Users is the data of the Secret N-elastic, Elasticsearch's users, when
@@ -112,7 +149,7 @@ func Answer(namespace string, n instance.Names, s Settings, obs wire.Children, c
 // released before it goes, moves one step per sync.
 func answer(namespace string, n instance.Names, s Settings, obs wire.Children, claims map[string]*corev1.PersistentVolumeClaim,
 	hookImage, clientPending string, out *Children) Facts {
-	facts := Facts{External: s.External(), claims: claims}
+	facts := Facts{Component: component(n, obs, s.External()), claims: claims}
 	sts := obs.StatefulSets[n.Elastic]
 	gated := sts != nil && !secured(sts) && clientPending != ""
 	switch {

@@ -32,8 +32,13 @@ import (
 // Facts are what the status says of the Monocle pods (the API, the
 // crawler, the update-idents Job), learned while answering them.
 type Facts struct {
-	URL     string // the public URL the API runs with
-	Crawler bool   // a crawler is enabled, or runs
+	URL string // the public URL the API runs with
+	// API and Crawler are the status's components: how they run, and the
+	// refusal that holds each as it runs (answered as last applied) or
+	// withholds it (not made), set exactly when Answer does so, for the
+	// status says "held" of these alone. The crawler is Disabled when the
+	// spec turns it off (and, held as it runs, none runs).
+	API, Crawler condition.Component
 	// ConfigError, when not nil, holds the pods and their config as they
 	// are: it is the first reason of SpecApplied, which render and the
 	// invalid_spec metric read.
@@ -41,12 +46,7 @@ type Facts struct {
 	// Errors are the rest of what is not applied: a missing Secret, a
 	// workload held by what it would read once running.
 	Errors []*condition.FieldError
-	// APIBlock and CrawlerBlock are the refusals that hold the API and the
-	// crawler as they run (answered as last applied), or withhold them
-	// (not made): set exactly when Answer does so, for the status says
-	// "held" of these alone.
-	APIBlock, CrawlerBlock *condition.FieldError
-	Notes                  []string
+	Notes  []string
 	// The update-idents Job of the current idents, if observed, and its
 	// name ("" when the idents are unknown).
 	job     *batchv1.Job
@@ -113,7 +113,20 @@ func (g Given) elasticExternal() bool { return g.ElasticURL != "" || g.ElasticUR
 // HeldFacts are the pods' facts when every child is held as last applied
 // (the spec cannot say: what runs says).
 func HeldFacts(n instance.Names, obs wire.Children) Facts {
-	return Facts{URL: observedPublicURL(obs.Deployments[n.API]), Crawler: obs.Deployments[n.Crawler] != nil}
+	api, crawler := components(n, obs, obs.Deployments[n.Crawler] != nil, nil, nil)
+	return Facts{URL: observedPublicURL(obs.Deployments[n.API]), API: api, Crawler: crawler}
+}
+
+// components are the API's and the crawler's, each held by its block; the
+// crawler is Disabled unless crawlerOn.
+func components(n instance.Names, obs wire.Children, crawlerOn bool, apiBlock, crawlerBlock *condition.FieldError) (api, crawler condition.Component) {
+	api = condition.DeploymentComponent(child.ComponentAPI, obs.Deployments[n.API])
+	crawler = condition.DeploymentComponent(child.ComponentCrawler, obs.Deployments[n.Crawler])
+	api.Block, crawler.Block = apiBlock, crawlerBlock
+	if !crawlerOn {
+		crawler.Off = "Disabled"
+	}
+	return api, crawler
 }
 
 // Keys are the generated Secret N-api's data (secretData), its missing keys
@@ -152,16 +165,16 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	}
 	if hold != nil {
 		err := heldPods(ctx, n, obs, generated, &out)
-		facts := Facts{ConfigError: hold, Errors: missing, APIBlock: hold, CrawlerBlock: hold,
+		facts := Facts{ConfigError: hold, Errors: missing,
 			// The pods are held: the status says what they run.
-			URL: observedPublicURL(obs.Deployments[n.API]), Crawler: s.crawler || obs.Deployments[n.Crawler] != nil,
-			Sessions: Sessions{AsObserved: true}}
+			URL: observedPublicURL(obs.Deployments[n.API]), Sessions: Sessions{AsObserved: true}}
+		facts.API, facts.Crawler = components(n, obs, s.crawler || obs.Deployments[n.Crawler] != nil, hold, hold)
 		if !given.elasticExternal() {
 			facts.ElasticClientPending = elasticClientPending(n, obs, true)
 		}
 		return out, facts, err
 	}
-	facts := Facts{URL: given.PublicURL, Crawler: s.crawler, Errors: missing}
+	facts := Facts{URL: given.PublicURL, Errors: missing}
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	var crawlerHold, keyHold, loginHold *condition.FieldError
 	cookiesHold, cookiesNote := loginCookies(given.PublicURL, cfg, api != nil)
@@ -192,8 +205,7 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	if len(missing) > 0 {
 		missingBlock = missing[0]
 	}
-	facts.APIBlock = cmp.Or(missingBlock, loginHold, keyBlock)
-	facts.CrawlerBlock = cmp.Or(missingBlock, loginHold, keyBlock, crawlerHold)
+	facts.API, facts.Crawler = components(n, obs, s.crawler, cmp.Or(missingBlock, loginHold, keyBlock), cmp.Or(missingBlock, loginHold, keyBlock, crawlerHold))
 	for _, w := range cfg.warnings {
 		facts.Notes = append(facts.Notes, w.String())
 	}

@@ -139,8 +139,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 		return nil, err
 	}
 	// The Service's affinity is what the pods' part says of the sessions.
-	sessions := access.Sessions{Sticky: podFacts.Sessions.Sticky, AsObserved: podFacts.Sessions.AsObserved}
-	api, accessNotes := access.Answer(n, s.access, obs, sessions)
+	api, accessNotes := access.Answer(n, s.access, obs, podFacts.Sessions)
 	children := add(nil, p.Secret)
 	children = add(children, es.Users)
 	children = add(children, es.Service)

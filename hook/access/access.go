@@ -2,7 +2,7 @@
 // reached: its Service N-api, the Ingress, and the public URL the API and
 // the web UI are told. Resolve reads its section of the spec; Answer gives
 // its children, with the Service's session affinity as the workloads'
-// part says (Sessions), and its notes.
+// part says (condition.Sessions), and its notes.
 package access
 
 import (
@@ -47,19 +47,6 @@ type ingressSettings struct {
 	edgeTLS     bool
 }
 
-// Sessions is what the workloads' part says of the API's sessions, which
-// the API's Service keeps to.
-type Sessions struct {
-	// Sticky, when not 0, is the API's replicas when its config logs in
-	// with OIDC: each API process keeps its logins' state in memory
-	// (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
-	// must reach the replica that began it.
-	Sticky int32
-	// AsObserved: the workloads are held as they run, and the Service
-	// keeps the affinity it has, as the API's config wanted it.
-	AsObserved bool
-}
-
 // Children are the API's Service and its Ingress (nil when there is none).
 type Children struct {
 	Service *corev1.Service
@@ -68,7 +55,7 @@ type Children struct {
 
 // Answer gives the API's Service and Ingress, and notes on what the hook
 // cannot choose for the sessions.
-func Answer(n instance.Names, s Settings, obs wire.Children, sessions Sessions) (out Children, notes []string) {
+func Answer(n instance.Names, s Settings, obs wire.Children, sessions condition.Sessions) (out Children, notes []string) {
 	out.Service = child.Service(n, n.API, child.ComponentAPI, instance.APIPort)
 	switch {
 	case sessions.AsObserved:

@@ -72,21 +72,21 @@ func TestAnswer(t *testing.T) {
 		name       string
 		spec       v1alpha1.MonocleSpec
 		obs        wire.Children
-		sessions   Sessions
+		sessions   condition.Sessions
 		sticky     bool     // the Service has ClientIP affinity
 		ingressTLS []string // nil: no Ingress; else the TLS hosts
 		notes      []string // a part of each note
 	}{
 		{name: "Service alone"},
-		{name: "one replica not sticky", sessions: Sessions{Sticky: 1}},
-		{name: "OIDC replicas sticky", sessions: Sessions{Sticky: 2}, sticky: true},
-		{name: "sticky with an Ingress: note", spec: v1alpha1.MonocleSpec{Ingress: ingress("m", "")}, sessions: Sessions{Sticky: 3},
+		{name: "one replica not sticky", sessions: condition.Sessions{Sticky: 1}},
+		{name: "OIDC replicas sticky", sessions: condition.Sessions{Sticky: 2}, sticky: true},
+		{name: "sticky with an Ingress: note", spec: v1alpha1.MonocleSpec{Ingress: ingress("m", "")}, sessions: condition.Sessions{Sticky: 3},
 			sticky: true, ingressTLS: []string{}, notes: []string{"3 API replicas"}},
-		{name: "sticky with nginx cookie: no note", spec: v1alpha1.MonocleSpec{Ingress: nginxCookie}, sessions: Sessions{Sticky: 3},
+		{name: "sticky with nginx cookie: no note", spec: v1alpha1.MonocleSpec{Ingress: nginxCookie}, sessions: condition.Sessions{Sticky: 3},
 			sticky: true, ingressTLS: []string{}},
-		{name: "held: keeps observed ClientIP", obs: observed(corev1.ServiceAffinityClientIP), sessions: Sessions{AsObserved: true}, sticky: true},
-		{name: "held: keeps observed None", obs: observed(corev1.ServiceAffinityNone), sessions: Sessions{AsObserved: true, Sticky: 2}},
-		{name: "held: no observed Service", sessions: Sessions{AsObserved: true}},
+		{name: "held: keeps observed ClientIP", obs: observed(corev1.ServiceAffinityClientIP), sessions: condition.Sessions{AsObserved: true}, sticky: true},
+		{name: "held: keeps observed None", obs: observed(corev1.ServiceAffinityNone), sessions: condition.Sessions{AsObserved: true, Sticky: 2}},
+		{name: "held: no observed Service", sessions: condition.Sessions{AsObserved: true}},
 		{name: "Ingress with TLS", spec: v1alpha1.MonocleSpec{Ingress: ingress("m", "tls")}, ingressTLS: []string{"m"}},
 		{name: "Ingress TLS, http public URL: note", spec: v1alpha1.MonocleSpec{PublicURL: "http://m", Ingress: ingress("m", "tls")},
 			ingressTLS: []string{"m"}, notes: []string{"mixed content"}},

@@ -1,7 +1,9 @@
-// Package condition holds what every part of a Monocle's answer says in
-// its status: the condition types and reasons, the refusal of a spec field
-// (FieldError) with the quoting and cutting that bound what a message
-// shows, and when an observed workload counts as ready.
+// Package condition holds the facts the parts of a Monocle's answer share:
+// what each says in its status (the condition types and reasons, the
+// refusal of a spec field, FieldError, with the quoting and cutting that
+// bound what a message shows; its components, and when an observed
+// workload counts as ready), and what one part tells another (the API's
+// Sessions).
 package condition
 
 import (

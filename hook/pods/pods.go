@@ -52,22 +52,11 @@ type Facts struct {
 	job     *batchv1.Job
 	jobName string
 	// Sessions are what the API's Service keeps to (hook/access).
-	Sessions Sessions
+	Sessions condition.Sessions
 	// ElasticClientPending names the pods' clients of the Elasticsearch
 	// the Monocle runs that may still reach it without credentials
 	// (elasticClientPending); "" when none may, or it is external.
 	ElasticClientPending string
-}
-
-// Sessions is what the pods say of the API's sessions, which the API's
-// Service keeps to: the hook passes it on to hook/access (its Sessions).
-type Sessions struct {
-	// Sticky, when not 0, is the API's replicas when its config logs in
-	// with OIDC.
-	Sticky int32
-	// AsObserved: the workloads are held as they run, and the Service
-	// keeps the affinity it has, as the API's config wanted it.
-	AsObserved bool
 }
 
 // Children are the pods' children in an answer, each nil (or empty) when
@@ -167,7 +156,7 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 		err := heldPods(ctx, n, obs, generated, &out)
 		facts := Facts{ConfigError: hold, Errors: missing,
 			// The pods are held: the status says what they run.
-			URL: observedPublicURL(obs.Deployments[n.API]), Sessions: Sessions{AsObserved: true}}
+			URL: observedPublicURL(obs.Deployments[n.API]), Sessions: condition.Sessions{AsObserved: true}}
 		facts.API, facts.Crawler = components(n, obs, s.crawler || obs.Deployments[n.Crawler] != nil, hold, hold)
 		if !given.elasticExternal() {
 			facts.ElasticClientPending = elasticClientPending(n, obs, true)

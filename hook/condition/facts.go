@@ -50,3 +50,16 @@ func firstImage(containers []corev1.Container) string {
 	}
 	return containers[0].Image
 }
+
+// Sessions is what the pods' part says of the API's sessions, which the
+// API's Service keeps to (the access part's).
+type Sessions struct {
+	// Sticky, when not 0, is the API's replicas when its config logs in
+	// with OIDC: each API process keeps its logins' state in memory
+	// (src/Monocle/Api/Jwt.hs, the session store), so a login's callback
+	// must reach the replica that began it.
+	Sticky int32
+	// AsObserved: the workloads are held as they run, and the Service
+	// keeps the affinity it has, as the API's config wanted it.
+	AsObserved bool
+}

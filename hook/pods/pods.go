@@ -138,13 +138,6 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	}
 	generated := configData(obs.ConfigMaps[n.API], s.config)
 	envData, hashed, missing, hold := podSecrets(s, given, keys, rel)
-	apiHashed := hashed
-	if !given.elasticExternal() {
-		// The API reads its Elasticsearch user's URL from N-elastic: a new
-		// password rolls it (and not the crawler, which never reads it).
-		key := elasticusers.URLKey(elasticusers.Monocle)
-		apiHashed = append(slices.Clip(hashed), map[string][]byte{key: given.ElasticUsers[key]})
-	}
 	var cfg validConfig
 	if hold == nil {
 		var text string
@@ -153,48 +146,102 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 		}
 	}
 	if hold != nil {
-		err := heldPods(ctx, n, obs, generated, &out)
-		facts := Facts{ConfigError: hold, Errors: missing,
-			// The pods are held: the status says what they run.
-			URL: observedPublicURL(obs.Deployments[n.API]), Sessions: condition.Sessions{AsObserved: true}}
-		facts.API, facts.Crawler = components(n, obs, s.crawler || obs.Deployments[n.Crawler] != nil, hold, hold)
-		if !given.elasticExternal() {
-			facts.ElasticClientPending = elasticClientPending(n, obs, true)
-		}
-		return out, facts, err
+		return heldAnswer(ctx, n, s, obs, given, generated, hold, missing, out)
 	}
 	facts := Facts{URL: given.PublicURL, Errors: missing}
+	api := obs.Deployments[n.API]
+	h := podHolds(namespace, n, s, cfg, keys, rel, envData, obs, given.PublicURL, &facts)
+	// A running API keeps its template; a new one is made despite a short
+	// key (it logs everyone out on restarts), never without the login its
+	// config enforces.
+	plan := podPlan{
+		apiSecretHash: hashSecrets(apiHashed(hashed, given)), crawlerSecretHash: hashSecrets(hashed),
+		apiHeld:     (h.key != nil || h.login != nil || h.missing != nil) && api != nil,
+		apiWithheld: (h.login != nil || h.missing != nil) && api == nil,
+		crawlerFree: h.crawler == nil,
+	}
+	if err := runningPods(ctx, n, s, given, obs, generated, cfg, plan, &out); err != nil {
+		return Children{}, facts, err
+	}
+	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
+	// No new Job reads a missing Secret either.
+	if job != nil || (h.missing == nil && apiRuns(api, n.MountedConfig(cfg.hash))) {
+		out.Job = makeUpdateIdentsJob(n, s, given, cfg.idents, n.MountedConfig(cfg.hash), job)
+	}
+	facts.job, facts.jobName = job, n.UpdateIdentsJob(cfg.idents)
+	if !given.elasticExternal() {
+		facts.ElasticClientPending = elasticClientPending(n, obs, plan.apiHeld)
+	}
+	return out, facts, nil
+}
+
+// apiHashed are the API's Secrets' data that roll it: the pods' (hashed),
+// and, with the Monocle's own Elasticsearch, its user's URL in N-elastic: a
+// new password rolls the API (and not the crawler, which never reads it).
+func apiHashed(hashed []map[string][]byte, given Given) []map[string][]byte {
+	if given.elasticExternal() {
+		return hashed
+	}
+	key := elasticusers.URLKey(elasticusers.Monocle)
+	return append(slices.Clip(hashed), map[string][]byte{key: given.ElasticUsers[key]})
+}
+
+// heldAnswer holds the pods, their config and Jobs exactly as they are,
+// for hold refuses what they read (a config, a Secret): the status says
+// what they run.
+func heldAnswer(ctx context.Context, n instance.Names, s Settings, obs wire.Children, given Given, generated map[string]string,
+	hold *condition.FieldError, missing []*condition.FieldError, out Children) (Children, Facts, error) {
+	err := heldPods(ctx, n, obs, generated, &out)
+	facts := Facts{ConfigError: hold, Errors: missing,
+		URL: observedPublicURL(obs.Deployments[n.API]), Sessions: condition.Sessions{AsObserved: true}}
+	facts.API, facts.Crawler = components(n, obs, s.crawler || obs.Deployments[n.Crawler] != nil, hold, hold)
+	if !given.elasticExternal() {
+		facts.ElasticClientPending = elasticClientPending(n, obs, true)
+	}
+	return out, facts, err
+}
+
+// holds are the refusals that keep the pods of a config that checked from
+// their new template: what the crawler or the API would read once running,
+// a login key too short, a missing Secret.
+type holds struct {
+	crawler, key, login, missing *condition.FieldError
+}
+
+// podHolds finds the holds of a config that checked, and says them in
+// facts: its errors, notes, components and sessions.
+func podHolds(namespace string, n instance.Names, s Settings, cfg validConfig, keys map[string][]byte, rel wire.Related,
+	envData []map[string][]byte, obs wire.Children, publicURL string, facts *Facts) holds {
+	var h holds
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
-	var crawlerHold, keyHold, loginHold *condition.FieldError
-	cookiesHold, cookiesNote := loginCookies(given.PublicURL, cfg, api != nil)
-	if len(missing) == 0 {
+	cookiesHold, cookiesNote := loginCookies(publicURL, cfg, api != nil)
+	if len(facts.Errors) == 0 {
 		// Not while a Secret the pods read is missing: they cannot start
 		// (ReferenceNotFound), and what it holds is not known.
-		crawlerHold, keyHold, facts.Notes = runtimeHolds(namespace, n, s, cfg, keys, rel, envData, api != nil, crawler != nil)
+		h.crawler, h.key, facts.Notes = runtimeHolds(namespace, n, s, cfg, keys, rel, envData, api != nil, crawler != nil)
 		sources := []string{n.API, s.secret}[:len(envData)]
-		loginHold = cmp.Or(refusedVariables(namespace, sources, envData, cfg.apiKeys, api != nil),
+		h.login = cmp.Or(refusedVariables(namespace, sources, envData, cfg.apiKeys, api != nil),
 			loginSecret(namespace, n, s, cfg, envData, api != nil), adminToken(namespace, n, s, cfg, rel, envData, api != nil), cookiesHold)
 		facts.Notes = append(facts.Notes, environmentNotes(sources, envData)...)
+	} else {
+		// A missing Secret holds the pods as they run: a new secret-hash
+		// would roll them into pods that cannot start (and kill a running
+		// crawler, which is Recreate), and what the Secret holds is not
+		// checked. A new Monocle gets no API nor crawler until it is
+		// there: pods made before would start on it the moment it
+		// appears, unchecked.
+		h.missing = facts.Errors[0]
 	}
-	for _, h := range []*condition.FieldError{loginHold, crawlerHold, keyHold} {
-		if h != nil {
-			facts.Errors = append(facts.Errors, h)
+	for _, hold := range []*condition.FieldError{h.login, h.crawler, h.key} {
+		if hold != nil {
+			facts.Errors = append(facts.Errors, hold)
 		}
 	}
 	var keyBlock *condition.FieldError // a short key holds only a running API
 	if api != nil {
-		keyBlock = keyHold
+		keyBlock = h.key
 	}
-	// A missing Secret holds the pods as they run: a new secret-hash would
-	// roll them into pods that cannot start (and kill a running crawler,
-	// which is Recreate), and what the Secret holds is not checked. A new
-	// Monocle gets no API nor crawler until it is there: pods made before
-	// would start on it the moment it appears, unchecked.
-	var missingBlock *condition.FieldError
-	if len(missing) > 0 {
-		missingBlock = missing[0]
-	}
-	facts.API, facts.Crawler = components(n, obs, s.crawler, cmp.Or(missingBlock, loginHold, keyBlock), cmp.Or(missingBlock, loginHold, keyBlock, crawlerHold))
+	facts.API, facts.Crawler = components(n, obs, s.crawler, cmp.Or(h.missing, h.login, keyBlock), cmp.Or(h.missing, h.login, keyBlock, h.crawler))
 	for _, w := range cfg.warnings {
 		facts.Notes = append(facts.Notes, w.String())
 	}
@@ -207,24 +254,7 @@ func Answer(ctx context.Context, namespace string, n instance.Names, s Settings,
 	if cfg.oidc && s.APIReplicas > 1 {
 		facts.Sessions.Sticky = s.APIReplicas
 	}
-	// A running API keeps its template; a new one is made despite a short
-	// key (it logs everyone out on restarts), never without the login its
-	// config enforces.
-	apiHeld := (keyHold != nil || loginHold != nil || missingBlock != nil) && api != nil
-	apiWithheld := (loginHold != nil || missingBlock != nil) && api == nil
-	if err := runningPods(ctx, n, s, given, obs, generated, cfg, hashSecrets(apiHashed), hashSecrets(hashed), apiHeld, apiWithheld, crawlerHold == nil, &out); err != nil {
-		return Children{}, facts, err
-	}
-	job := obs.Jobs[n.UpdateIdentsJob(cfg.idents)]
-	// No new Job reads a missing Secret either.
-	if job != nil || (missingBlock == nil && apiRuns(api, n.MountedConfig(cfg.hash))) {
-		out.Job = makeUpdateIdentsJob(n, s, given, cfg.idents, n.MountedConfig(cfg.hash), job)
-	}
-	facts.job, facts.jobName = job, n.UpdateIdentsJob(cfg.idents)
-	if !given.elasticExternal() {
-		facts.ElasticClientPending = elasticClientPending(n, obs, apiHeld)
-	}
-	return out, facts, nil
+	return h
 }
 
 // IdentsUpdated is the condition of the update-idents Job of the current
@@ -275,20 +305,28 @@ func runtimeHolds(namespace string, n instance.Names, s Settings, cfg validConfi
 	return crawlerHold, keyHold, notes
 }
 
+// podPlan is what Answer decided of the running pods: the secret hash each
+// workload rolls on, and whether a hold keeps the API as it runs (held) or
+// unmade (withheld), or keeps the crawler as it runs (not free).
+type podPlan struct {
+	apiSecretHash, crawlerSecretHash string
+	apiHeld, apiWithheld, crawlerFree bool
+}
+
 // runningPods sets in out the pods' children for a config that checked:
 // its ConfigMaps, the API and the crawler (or the one a runtime hold keeps
 // as it runs), and the earlier mounted configs pods may still mount.
 func runningPods(ctx context.Context, n instance.Names, s Settings, given Given, obs wire.Children, generated map[string]string, cfg validConfig,
-	apiSecretHash, crawlerSecretHash string, apiHeld, apiWithheld, crawlerFree bool, out *Children) (err error) {
+	plan podPlan, out *Children) (err error) {
 	api, crawler := obs.Deployments[n.API], obs.Deployments[n.Crawler]
 	mounted := n.MountedConfig(cfg.hash)
-	r := rollout{config: mounted, secretHash: apiSecretHash}
+	r := rollout{config: mounted, secretHash: plan.apiSecretHash}
 	out.Config, out.Mounted = makeConfigMap(n, generated), makeMountedConfigMap(n, cfg)
 	var held []wire.Observed // the workloads kept as they run
 	switch {
-	case apiHeld:
+	case plan.apiHeld:
 		held = append(held, wire.Observed{Object: api, Type: wire.TypeDeployment})
-	case !apiWithheld:
+	case !plan.apiWithheld:
 		out.API = makeAPIDeployment(n, s, given, r)
 	}
 	// Earlier mounted configs stay while pods may still mount them.
@@ -297,8 +335,8 @@ func runningPods(ctx context.Context, n instance.Names, s Settings, given Given,
 	}
 	// A held API holds the crawler too: it would push to an API that runs
 	// another config (unknown crawlers, another crawlers_api_key).
-	if s.crawler && crawlerFree && !apiHeld && !apiWithheld {
-		out.Crawler = makeCrawlerDeployment(n, s, rollout{config: mounted, secretHash: crawlerSecretHash}, crawler)
+	if s.crawler && plan.crawlerFree && !plan.apiHeld && !plan.apiWithheld {
+		out.Crawler = makeCrawlerDeployment(n, s, rollout{config: mounted, secretHash: plan.crawlerSecretHash}, crawler)
 	} else if s.crawler && crawler != nil {
 		held = append(held, wire.Observed{Object: crawler, Type: wire.TypeDeployment})
 	}

@@ -40,47 +40,10 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 	es, pf := facts.elastic, facts.pods
 	st := v1alpha1.MonocleStatus{URL: pf.URL, Storage: es.Storage}
 	var w waiting
-	// A component is held exactly when its part answers it as it runs (or
-	// does not make it): its Block is the refusal that does so.
-	column := func(c condition.Component) string {
-		if c.Off != "" {
-			return c.Off
-		}
-		if facts.invalid != nil {
-			c.Block = facts.invalid
-		}
-		if c.Block != nil {
-			what := c.Name + " held"
-			if !c.Observed {
-				what = c.Name + " not made"
-			}
-			w.held = append(w.held, what)
-			if !c.Ready {
-				w.heldNotReady, w.blocks = append(w.heldNotReady, what), append(w.blocks, c.Block)
-			}
-		} else if !c.Ready {
-			w.rolling = append(w.rolling, c.Name)
-		}
-		if c.Ready {
-			return "Ready"
-		}
-		return "In Progress"
-	}
-	st.Elastic = column(es.Component)
-	st.API = column(pf.API)
-	st.Crawler = column(pf.Crawler)
-	// A workload's image is said once its rollout is complete; while one
-	// rolls out, the image of its last complete rollout stays (its old pods
-	// serve it), so that the IMAGE column is not blank in a rollout.
-	var v v1alpha1.Versions
-	if last := parent.Status.Versions; last != nil {
-		v = *last
-	}
-	v.Monocle = version(v.Monocle, pf.API)
-	v.Elasticsearch = version(v.Elasticsearch, es.Component)
-	if v != (v1alpha1.Versions{}) {
-		st.Versions = &v
-	}
+	st.Elastic = w.column(es.Component, facts.invalid)
+	st.API = w.column(pf.API, facts.invalid)
+	st.Crawler = w.column(pf.Crawler, facts.invalid)
+	st.Versions = versions(parent.Status.Versions, pf.API, es.Component)
 	ready, progressing := readyConditions(n, es, w)
 	ready = restoring(parent, ready)
 	conds := []metav1.Condition{ready, progressing, specAppliedCondition(facts), pods.IdentsUpdated(pf)}
@@ -109,6 +72,52 @@ func makeStatus(parent *wire.Parent, n instance.Names, obs wire.Children, now fu
 type waiting struct {
 	rolling, held, heldNotReady []string
 	blocks                      []*condition.FieldError
+}
+
+// column is a component's column in the status, and what it waits for
+// in w. A component is held exactly when its part answers it as it runs
+// (or does not make it): its Block is the refusal that does so; with an
+// invalid spec, every component is held.
+func (w *waiting) column(c condition.Component, invalid *condition.FieldError) string {
+	if c.Off != "" {
+		return c.Off
+	}
+	if invalid != nil {
+		c.Block = invalid
+	}
+	if c.Block != nil {
+		what := c.Name + " held"
+		if !c.Observed {
+			what = c.Name + " not made"
+		}
+		w.held = append(w.held, what)
+		if !c.Ready {
+			w.heldNotReady, w.blocks = append(w.heldNotReady, what), append(w.blocks, c.Block)
+		}
+	} else if !c.Ready {
+		w.rolling = append(w.rolling, c.Name)
+	}
+	if c.Ready {
+		return "Ready"
+	}
+	return "In Progress"
+}
+
+// versions are the images the status says run. A workload's image is said
+// once its rollout is complete; while one rolls out, the image of its last
+// complete rollout stays (its old pods serve it), so that the IMAGE column
+// is not blank in a rollout.
+func versions(last *v1alpha1.Versions, api, elastic condition.Component) *v1alpha1.Versions {
+	var v v1alpha1.Versions
+	if last != nil {
+		v = *last
+	}
+	v.Monocle = version(v.Monocle, api)
+	v.Elasticsearch = version(v.Elasticsearch, elastic)
+	if v == (v1alpha1.Versions{}) {
+		return nil
+	}
+	return &v
 }
 
 // readyConditions are Ready and Progressing: the components waited for,

@@ -201,14 +201,20 @@ func answer(namespace string, n instance.Names, s Settings, obs wire.Children, c
 		out.StatefulSet = makeStatefulSet(n, s, sts, true, nil)
 		facts.Retaining = volumesHeld(sts, claims)
 	}
+	facts.snapshotsNotTaken(s)
+	return facts
+}
+
+// snapshotsNotTaken says why no snapshot CronJob is judged, if none is:
+// snapshots are off, or Elasticsearch is another's (which refuses them).
+func (f *Facts) snapshotsNotTaken(s Settings) {
 	switch {
 	case s.snapshots == nil:
-		facts.snapshotsOff, facts.snapshotsOffMessage = condition.ReasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
+		f.snapshotsOff, f.snapshotsOffMessage = condition.ReasonSnapshotsOff, "spec.elasticsearch.snapshots is not set"
 	case s.External():
-		facts.Errors = append(facts.Errors, &condition.FieldError{Reason: condition.ReasonSnapshotsNeedManagedElasticsearch, Field: "elasticsearch.snapshots", Message: "is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
-		facts.snapshotsOff, facts.snapshotsOffMessage = condition.ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
+		f.Errors = append(f.Errors, &condition.FieldError{Reason: condition.ReasonSnapshotsNeedManagedElasticsearch, Field: "elasticsearch.snapshots", Message: "is for the Elasticsearch the Monocle runs: with an external one (elasticsearch.url or urlSecretRef), its snapshots are its owner's business; no snapshot is taken"})
+		f.snapshotsOff, f.snapshotsOffMessage = condition.ReasonSnapshotsNeedManagedElasticsearch, "no snapshot is taken of an external Elasticsearch"
 	}
-	return facts
 }
 
 // volumesHeld says why deleting the StatefulSet now could delete one of its

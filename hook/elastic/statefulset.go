@@ -38,6 +38,33 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 	if observed != nil {
 		selector, serviceName, templates = observed.Spec.Selector, observed.Spec.ServiceName, observed.Spec.VolumeClaimTemplates
 	}
+	c := elasticContainer(s, claimTemplate(templates, instance.SnapshotsVolume) != nil)
+	pod := withElasticUsers(n, child.PodSpec(s.scheduling, c), s.image)
+	return &appsv1.StatefulSet{
+		TypeMeta:   wire.TypeStatefulSet,
+		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(int32(1)),
+			ServiceName: serviceName,
+			// Set, not left empty: an empty struct in a server-side apply
+			// would own the field but none of what the server defaults in it.
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			Selector:       selector,
+			// Retain unless asked: the data outlives the Monocle.
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: whenDeleted,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template:             child.Template(n.Labels(child.ComponentElastic), pod),
+			VolumeClaimTemplates: templates,
+		},
+	}
+}
+
+// elasticContainer is Elasticsearch's container: a single node, its users
+// the file realm's, ready once it answers the probe user; with the
+// snapshots volume, its path.repo.
+func elasticContainer(s Settings, snapshotsVolume bool) corev1.Container {
 	c := corev1.Container{
 		Name:  "elastic",
 		Image: s.image,
@@ -74,28 +101,9 @@ func makeStatefulSet(n instance.Names, s Settings, observed *appsv1.StatefulSet,
 			{Name: elasticUsersVolume, MountPath: UsersDir, ReadOnly: true},
 		},
 	}
-	if claimTemplate(templates, instance.SnapshotsVolume) != nil {
+	if snapshotsVolume {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "path.repo", Value: snapshot.PathRepo})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: instance.SnapshotsVolume, MountPath: snapshot.PathRepo})
 	}
-	pod := withElasticUsers(n, child.PodSpec(s.scheduling, c), s.image)
-	return &appsv1.StatefulSet{
-		TypeMeta:   wire.TypeStatefulSet,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Elastic, Labels: n.Labels(child.ComponentElastic)},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr.To(int32(1)),
-			ServiceName: serviceName,
-			// Set, not left empty: an empty struct in a server-side apply
-			// would own the field but none of what the server defaults in it.
-			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			Selector:       selector,
-			// Retain unless asked: the data outlives the Monocle.
-			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: whenDeleted,
-				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			},
-			Template:             child.Template(n.Labels(child.ComponentElastic), pod),
-			VolumeClaimTemplates: templates,
-		},
-	}
+	return c
 }

@@ -115,7 +115,6 @@ func Grown(body []byte, size int) ([]byte, error) {
 // invalidSpec the parent's storageSize is not a quantity: Sync then answers
 // every child as last applied.
 func WithChildren(allReady []byte, total int, invalidSpec bool) ([]byte, error) {
-	const lastApplied = "metacontroller.k8s.io/last-applied-configuration"
 	var req map[string]any
 	if err := json.Unmarshal(allReady, &req); err != nil {
 		return nil, err
@@ -136,24 +135,9 @@ func WithChildren(allReady []byte, total int, invalidSpec bool) ([]byte, error) 
 		return nil, fmt.Errorf("the request lacks a Job, a Secret or a ConfigMap to copy")
 	}
 	add := func(typ string, tmpl map[string]any, name string) error {
-		var o map[string]any
-		b, _ := json.Marshal(tmpl)
-		if err := json.Unmarshal(b, &o); err != nil {
+		o, err := renamedCopy(tmpl, name, count)
+		if err != nil {
 			return err
-		}
-		md := o["metadata"].(map[string]any)
-		md["name"] = name
-		md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", count)
-		if ann, ok := md["annotations"].(map[string]any); ok {
-			if la, ok := ann[lastApplied].(string); ok {
-				var applied map[string]any
-				if err := json.Unmarshal([]byte(la), &applied); err != nil {
-					return err
-				}
-				applied["metadata"].(map[string]any)["name"] = name
-				enc, _ := json.Marshal(applied)
-				ann[lastApplied] = string(enc)
-			}
 		}
 		children[typ].(map[string]any)[name] = o
 		count++
@@ -222,4 +206,30 @@ func Bench(dir string) ([]Named, error) {
 		out = append(out, Named{name, body})
 	}
 	return out, nil
+}
+
+// renamedCopy is a deep copy of the child tmpl named name, in its last-applied
+// annotation too, with the uid numbered i.
+func renamedCopy(tmpl map[string]any, name string, i int) (map[string]any, error) {
+	const lastApplied = "metacontroller.k8s.io/last-applied-configuration"
+	var o map[string]any
+	b, _ := json.Marshal(tmpl)
+	if err := json.Unmarshal(b, &o); err != nil {
+		return nil, err
+	}
+	md := o["metadata"].(map[string]any)
+	md["name"] = name
+	md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+	if ann, ok := md["annotations"].(map[string]any); ok {
+		if la, ok := ann[lastApplied].(string); ok {
+			var applied map[string]any
+			if err := json.Unmarshal([]byte(la), &applied); err != nil {
+				return nil, err
+			}
+			applied["metadata"].(map[string]any)["name"] = name
+			enc, _ := json.Marshal(applied)
+			ann[lastApplied] = string(enc)
+		}
+	}
+	return o, nil
 }

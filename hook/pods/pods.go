@@ -309,7 +309,7 @@ func runtimeHolds(namespace string, n instance.Names, s Settings, cfg validConfi
 // workload rolls on, and whether a hold keeps the API as it runs (held) or
 // unmade (withheld), or keeps the crawler as it runs (not free).
 type podPlan struct {
-	apiSecretHash, crawlerSecretHash string
+	apiSecretHash, crawlerSecretHash  string
 	apiHeld, apiWithheld, crawlerFree bool
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook/access"
 	"github.com/change-metrics/monocle-hook/hook/applied"
+	"github.com/change-metrics/monocle-hook/hook/child"
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/pods"
@@ -112,19 +113,20 @@ func Sync(req *wire.SyncRequest, env Env) (*wire.SyncResponse, error) {
 // concerns.
 func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Children, rel wire.Related, env Env) (*wire.SyncResponse, error) {
 	namespace := parent.Metadata.Namespace
-	// The pods' keys are drawn before Elasticsearch's passwords.
-	keys, err := pods.Keys(n, obs, env.Rand)
+	// Each part draws from its own stream: the order they run in moves
+	// no key.
+	streams, err := child.NewStreams(env.Rand)
 	if err != nil {
 		return nil, err
 	}
-	users, err := elastic.Users(n, s.elastic, obs, env.Rand)
+	users, err := elastic.Users(n, s.elastic, obs, streams.Stream(child.ComponentElastic))
 	if err != nil {
 		return nil, err
 	}
 	if err := env.done(); err != nil {
 		return nil, err
 	}
-	p, podFacts, err := pods.Answer(env.Context, namespace, n, s.pods, obs, rel, keys, pods.Given{
+	p, podFacts, err := pods.Answer(env.Context, namespace, n, s.pods, obs, rel, streams.Stream(child.ComponentAPI), pods.Given{
 		PublicURL:  s.access.PublicURL,
 		ElasticURL: s.elastic.URL, ElasticURLSecret: s.elastic.URLSecret, ElasticUsers: users,
 		ProxyImage: cmp.Or(env.Image, elastic.DefaultHookImage),

@@ -118,20 +118,18 @@ func components(n instance.Names, obs wire.Children, crawlerOn bool, apiBlock, c
 	return api, crawler
 }
 
-// Keys are the generated Secret N-api's data (secretData), its missing keys
-// drawn from random: before Elasticsearch's passwords are.
-func Keys(n instance.Names, obs wire.Children, random io.Reader) (map[string][]byte, error) {
-	return secretData(obs.Secrets[n.API], random)
-}
-
-// Answer gives the pods' children and facts: the generated Secret of keys
-// (Keys), the API's disruption budget, the ConfigMaps of their config, the
+// Answer gives the pods' children and facts: the generated Secret N-api of
+// keys (its missing keys drawn from random), the API's disruption budget, the ConfigMaps of their config, the
 // API's and the crawler's Deployments, the update-idents Job. What the pods
 // read (the Secrets in their environment, the config they mount), refused,
 // holds them, with their config and Jobs, exactly as they are. Their facts
 // say which sessions the API's Service keeps to.
 func Answer(ctx context.Context, namespace string, n instance.Names, s Settings, obs wire.Children, rel wire.Related,
-	keys map[string][]byte, given Given) (Children, Facts, error) {
+	random io.Reader, given Given) (Children, Facts, error) {
+	keys, err := secretData(obs.Secrets[n.API], random)
+	if err != nil {
+		return Children{}, Facts{}, err
+	}
 	out := Children{Secret: child.Secret(n, n.API, child.ComponentAPI, keys)}
 	if s.APIReplicas > 1 {
 		out.DisruptionBudget = makeAPIDisruptionBudget(n)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 const withTokens = `
@@ -81,7 +82,7 @@ func TestCheck(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dyn := fakeCluster(t, tc.objects...)
+			dyn := plugintest.FakeCluster(t, tc.objects...)
 			code, stdout, stderr := runWith(&clients{dyn: dyn}, tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, stdout, stderr)
@@ -121,7 +122,7 @@ func TestCheck(t *testing.T) {
 // show none.
 func TestCheckShowsDrift(t *testing.T) {
 	ctx := context.Background()
-	dyn := fakeCluster(t, snapshotsMonocle)
+	dyn := plugintest.FakeCluster(t, snapshotsMonocle)
 	c := &clients{dyn: dyn}
 	m, err := readMonocle(ctx, c, "ns", "m")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 const followedJob = `apiVersion: batch/v1
@@ -55,7 +56,7 @@ status:
 // A running pod's log is followed as it comes, each line escaped; the
 // exit code is the pod's.
 func TestFollowJobFollowsTheRunningPod(t *testing.T) {
-	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod, labelledPod)
+	dyn := plugintest.FakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod, labelledPod)
 	var asked []bool
 	c := &clients{dyn: dyn, logs: func(ctx context.Context, ns, pod string, follow bool, _ int64) (io.ReadCloser, error) {
 		asked = append(asked, follow)
@@ -117,7 +118,7 @@ func (l *lateTail) Read(p []byte) (int, error) {
 // A Job whose pods were never seen running: its last pod's last lines,
 // once it ended.
 func TestFollowJobPrintsTheEndedPodsLog(t *testing.T) {
-	dyn := fakeCluster(t, strings.Replace(strings.Replace(followedJob, "PHASE", "Failed", 1),
+	dyn := plugintest.FakeCluster(t, strings.Replace(strings.Replace(followedJob, "PHASE", "Failed", 1),
 		"spec: {template:", "status: {conditions: [{type: Failed, status: \"True\", message: BackoffLimitExceeded}]}\nspec: {template:", 1), labelledPod)
 	var asked []bool
 	c := &clients{dyn: dyn, logs: func(_ context.Context, _, pod string, follow bool, _ int64) (io.ReadCloser, error) {

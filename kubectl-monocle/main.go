@@ -26,6 +26,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/monocleapi"
 )
 
 // version is stamped with -ldflags "-X main.version=...".
@@ -60,7 +61,7 @@ type clients struct {
 	dyn dynamic.Interface
 	// crawlers is Monocle's API of the Service name in namespace, through
 	// the API server's service proxy.
-	crawlers func(namespace, service string) CrawlerAPI
+	crawlers func(namespace, service string) monocleapi.CrawlerAPI
 	// logs opens the log of a pod's container: followed until the
 	// container ends, or its last lines (at most limit bytes).
 	logs func(ctx context.Context, namespace, pod string, follow bool, limit int64) (io.ReadCloser, error)
@@ -143,8 +144,8 @@ func (o *options) clients(namespace string) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{dyn: dyn, crawlers: func(namespace, service string) CrawlerAPI {
-		return &MonocleAPI{Client: httpClient, BaseURL: ServiceProxyURL(cfg.Host, namespace, service)}
+	return &clients{dyn: dyn, crawlers: func(namespace, service string) monocleapi.CrawlerAPI {
+		return &monocleapi.MonocleAPI{Client: httpClient, BaseURL: monocleapi.ServiceProxyURL(cfg.Host, namespace, service)}
 	}, logs: func(ctx context.Context, namespace, pod string, follow bool, limit int64) (io.ReadCloser, error) {
 		// The HTTP client the kubeconfig gives: a typed client would link
 		// client-go's scheme of every API group for this one GET.

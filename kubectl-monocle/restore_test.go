@@ -23,6 +23,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 const (
@@ -85,7 +86,7 @@ func restoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dy
 // clusterWith is restoreCluster with the annotation key: value.
 func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	t.Helper()
-	dyn := fakeCluster(t, restoreMonocle("", ""))
+	dyn := plugintest.FakeCluster(t, restoreMonocle("", ""))
 	c := &clients{dyn: dyn}
 	m, err := readMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
@@ -98,7 +99,7 @@ func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynam
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: api.Spec.Template.Spec.Volumes[0].ConfigMap.Name, Namespace: "ns"},
 		Data:       map[string]string{instance.ConfigFile: m.Spec.Config}}
-	dyn = fakeCluster(t, restoreMonocle(key, value))
+	dyn = plugintest.FakeCluster(t, restoreMonocle(key, value))
 	// As the API server gives it: an integer is an int64, not YAML's float64.
 	u, err := dyn.Resource(monocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 const snapshotsMonocle = `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
@@ -51,7 +52,7 @@ func plant(cj *batchv1.CronJob) {
 // snapshots CronJob as the hook answers it.
 func snapshotsAnswer(t *testing.T) (*clients, *batchv1.CronJob) {
 	t.Helper()
-	c := &clients{dyn: fakeCluster(t, snapshotsMonocle)}
+	c := &clients{dyn: plugintest.FakeCluster(t, snapshotsMonocle)}
 	m, err := readMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +246,7 @@ spec:
           hostPID: true
           containers: [{name: snapshot, image: evil, args: [snapshot]}]
 `
-	c := &clients{dyn: fakeCluster(t, held, cronJob)}
+	c := &clients{dyn: plugintest.FakeCluster(t, held, cronJob)}
 	err := backup(context.Background(), c, io.Discard, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
 	if err == nil || !strings.Contains(err.Error(), "the hook does not apply Monocle m's spec in full (InvalidSpec: ") ||
 		!strings.Contains(err.Error(), "kubectl monocle -n ns check m says what to change") {

@@ -39,6 +39,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/monocleapi"
 )
 
 var (
@@ -214,7 +215,7 @@ func notYet(m *v1alpha1.Monocle) (why string, refused bool) {
 		case c == nil || c.ObservedGeneration < m.Generation:
 			return "no " + t + " condition of generation " + strconv.FormatInt(m.Generation, 10) + " yet", false
 		case c.Status != metav1.ConditionTrue:
-			return fmt.Sprintf("%s is %s, %s: %s", t, c.Status, c.Reason, cut(c.Message, 300)), condition.Refused(m.Status) != nil
+			return fmt.Sprintf("%s is %s, %s: %s", t, c.Status, c.Reason, monocleapi.Cut(c.Message, 300)), condition.Refused(m.Status) != nil
 		}
 	}
 	return "", false
@@ -511,17 +512,17 @@ func askCrawlers(ctx context.Context, c *clients, ns, name string, out []Crawler
 	if c.crawlers == nil {
 		return nil, "crawlers: no way to reach Monocle's API"
 	}
-	apiClient := c.crawlers(ns, APIService(name))
+	apiClient := c.crawlers(ns, monocleapi.APIService(name))
 	for i := range out {
 		if out[i].Entity == "" {
 			out[i].Error = "Monocle's crawler runs no stream of it (a GitHub application or task data crawler)"
 			continue
 		}
-		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, entityTypes[out[i].Entity])
+		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, monocleapi.EntityTypes[out[i].Entity])
 		switch {
-		case Forbidden(err):
+		case monocleapi.Forbidden(err):
 			// The same for every crawler: one line says why.
-			return nil, "crawlers: not shown: you may not use services/proxy on " + APIService(name) +
+			return nil, "crawlers: not shown: you may not use services/proxy on " + monocleapi.APIService(name) +
 				" in " + ns + " (403 Forbidden; the built-in view role has no services/proxy): the rest is complete"
 		case err != nil:
 			out[i].Error = err.Error()
@@ -595,7 +596,7 @@ func printTables(tw io.Writer, st *Status) {
 	for _, c := range st.Conditions {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Type), e(c.Status), e(c.Reason), c.Meaning)
 		if c.Message != "" {
-			fmt.Fprintf(tw, "\t\t\t%s\n", e(cut(c.Message, 300)))
+			fmt.Fprintf(tw, "\t\t\t%s\n", e(monocleapi.Cut(c.Message, 300)))
 		}
 	}
 	fmt.Fprintln(tw, "\nCHILD\tREADY\tDETAIL")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
@@ -83,7 +84,7 @@ func TestCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dyn := plugintest.FakeCluster(t, tc.objects...)
-			code, stdout, stderr := runWith(&clients{dyn: dyn}, tc.args...)
+			code, stdout, stderr := runWith(&plugin.Clients{Dyn: dyn}, tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, stdout, stderr)
 			}
@@ -123,12 +124,12 @@ func TestCheck(t *testing.T) {
 func TestCheckShowsDrift(t *testing.T) {
 	ctx := context.Background()
 	dyn := plugintest.FakeCluster(t, snapshotsMonocle)
-	c := &clients{dyn: dyn}
-	m, err := readMonocle(ctx, c, "ns", "m")
+	c := &plugin.Clients{Dyn: dyn}
+	m, err := plugin.ReadMonocle(ctx, c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := answer(ctx, c, m, elastic.DefaultHookImage)
+	resp, err := plugin.Answer(ctx, c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestCheckShowsDrift(t *testing.T) {
 	for _, child := range resp.Children {
 		obj := child.(metav1.Object)
 		obj.SetNamespace("ns")
-		if spec, _ := podSpecOf(child); spec != nil {
+		if spec, _ := plugin.PodSpecOf(child); spec != nil {
 			podChildren++
 			switch o := child.(type) {
 			case *batchv1.CronJob:
@@ -194,7 +195,7 @@ func TestCheckShowsDrift(t *testing.T) {
 		t.Errorf("%d children drift, want 2", n)
 	}
 	// As the hook answers them: none.
-	resp, err = answer(ctx, c, m, elastic.DefaultHookImage)
+	resp, err = plugin.Answer(ctx, c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}

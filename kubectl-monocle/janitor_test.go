@@ -20,6 +20,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
 var wipe = janitorjob.Options{Monocle: "m", Command: "wipe-crawler-data", Workspace: "demo", Crawler: "zuul"}
@@ -27,12 +28,12 @@ var wipe = janitorjob.Options{Monocle: "m", Command: "wipe-crawler-data", Worksp
 // wipeJobOf is the Job of wipe as it exists, of UID uid, running.
 func wipeJobOf(t *testing.T, uid string) *batchv1.Job {
 	t.Helper()
-	c := &clients{dyn: restoreCluster(t, "")}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: restoreCluster(t, "")}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	job, _, err := plugin.JanitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +78,12 @@ func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 			why: "another janitor command (Job m-janitor-0123456789) stopped Monocle m's crawler and has not put it back"},
 	} {
 		t.Run(label, func(t *testing.T) {
-			dyn := clusterWith(t, janitorAnnotation, tc.record, tc.objs...)
-			code, out, errOut := runWith(&clients{dyn: dyn}, "janitor", "m", "wipe-crawler-data", "-n", "ns", "--workspace", "demo", "--crawler", "zuul")
+			dyn := clusterWith(t, plugin.JanitorAnnotation, tc.record, tc.objs...)
+			code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "janitor", "m", "wipe-crawler-data", "-n", "ns", "--workspace", "demo", "--crawler", "zuul")
 			if code != 2 || !strings.Contains(errOut, tc.why) || !printable.Clean(strings.TrimSpace(errOut)) {
 				t.Errorf("exit %d\n%s%s", code, out, errOut)
 			}
-			if label != "another command's" && (!strings.Contains(errOut, "nothing of it is applied") || !strings.Contains(errOut, "kubectl -n ns annotate monocle m "+janitorAnnotation+"-")) {
+			if label != "another command's" && (!strings.Contains(errOut, "nothing of it is applied") || !strings.Contains(errOut, "kubectl -n ns annotate monocle m "+plugin.JanitorAnnotation+"-")) {
 				t.Errorf("no remedy said:\n%s", errOut)
 			}
 			if w := writes(dyn); len(w) > 0 {
@@ -96,16 +97,16 @@ func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 // API's Deployment as the hook answers it for the spec: a Deployment a
 // namespace editor planted under its name lends the Job nothing.
 func TestJanitorJobIsTheHooks(t *testing.T) {
-	c := &clients{dyn: restoreCluster(t, "")}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: restoreCluster(t, "")}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	want, _, err := plugin.JanitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	planted, err := answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
+	planted, err := plugin.Answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +122,10 @@ func TestJanitorJobIsTheHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.dyn.Resource(deploymentGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Dyn.Resource(plugin.DeploymentGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	got, _, err := plugin.JanitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 // --help answers on stdout with 0; a wrong flag or argument is a usage
 // error, 2, said on stderr; completion writes a script.
 func TestExitCodes(t *testing.T) {
-	c := &clients{dyn: plugintest.FakeCluster(t)}
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t)}
 	for _, tc := range []struct {
 		args       []string
 		code       int

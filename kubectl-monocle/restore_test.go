@@ -23,6 +23,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
@@ -80,19 +81,19 @@ func goodRecord(step restorerecord.Step) restorerecord.Record {
 // answers it), and objs.
 func restoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	t.Helper()
-	return clusterWith(t, restoreAnnotation, annotation, objs...)
+	return clusterWith(t, plugin.RestoreAnnotation, annotation, objs...)
 }
 
 // clusterWith is restoreCluster with the annotation key: value.
 func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	t.Helper()
 	dyn := plugintest.FakeCluster(t, restoreMonocle("", ""))
-	c := &clients{dyn: dyn}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: dyn}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
+	api, err := plugin.Answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynam
 		Data:       map[string]string{instance.ConfigFile: m.Spec.Config}}
 	dyn = plugintest.FakeCluster(t, restoreMonocle(key, value))
 	// As the API server gives it: an integer is an int64, not YAML's float64.
-	u, err := dyn.Resource(monocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
+	u, err := dyn.Resource(plugin.MonocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynam
 	if err := unstructured.SetNestedField(u.Object, int64(7), "spec", "elasticsearch", "snapshots", "keep"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dyn.Resource(monocleGVR).Namespace("ns").Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+	if _, err := dyn.Resource(plugin.MonocleGVR).Namespace("ns").Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, obj := range append([]runtime.Object{cm}, objs...) {
@@ -120,7 +121,7 @@ func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynam
 			t.Fatal(err)
 		}
 		gvk := obj.GetObjectKind().GroupVersionKind()
-		gvr := map[string]schema.GroupVersionResource{"ConfigMap": cmGVR, "Job": jobGVR}[gvk.Kind]
+		gvr := map[string]schema.GroupVersionResource{"ConfigMap": plugin.ConfigMapGVR, "Job": plugin.JobGVR}[gvk.Kind]
 		if _, err := dyn.Resource(gvr).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,12 +150,12 @@ func restoreJobOf(t *testing.T, uid string, ended bool) *batchv1.Job {
 // creates, as it exists, of UID uid, running.
 func identsJobOf(t *testing.T, uid string) *batchv1.Job {
 	t.Helper()
-	c := &clients{dyn: restoreCluster(t, "")}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: restoreCluster(t, "")}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, _, err := janitorJob(context.Background(), c, m, janitorjob.Options{Monocle: "m", Command: "update-idents"}, elastic.DefaultHookImage)
+	job, _, err := plugin.JanitorJob(context.Background(), c, m, janitorjob.Options{Monocle: "m", Command: "update-idents"}, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestRestoreRefusesARecordItCannotCheck(t *testing.T) {
 			}
 			for _, args := range runs {
 				dyn := restoreCluster(t, tc.record, tc.objs...)
-				code, out, errOut := runWith(&clients{dyn: dyn}, args...)
+				code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, args...)
 				if code != 2 || !strings.Contains(errOut, "is not a record this command wrote for it (") || !strings.Contains(errOut, tc.why) ||
 					!strings.Contains(errOut, "nothing of it is applied") ||
 					!strings.Contains(errOut, explicitUndoCommand("ns", "m")) || !printable.Clean(strings.TrimSpace(errOut)) {
@@ -243,15 +244,15 @@ func TestRestoreRefusesARecordItCannotCheck(t *testing.T) {
 // takes all three or none.
 func TestRestoreUndoWithExplicitValues(t *testing.T) {
 	dyn := restoreCluster(t, "forged")
-	code, out, errOut := runWith(&clients{dyn: dyn}, "restore", "m", "-n", "ns", "--undo", "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false")
+	code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "restore", "m", "-n", "ns", "--undo", "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false")
 	if code != 0 || !strings.Contains(out, `put back with the values given`) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	u, err := dyn.Resource(monocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
+	u, err := dyn.Resource(plugin.MonocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := u.GetAnnotations()[restoreAnnotation]; ok || nested(u, "spec", "api", "replicas") != int64(3) ||
+	if _, ok := u.GetAnnotations()[plugin.RestoreAnnotation]; ok || nested(u, "spec", "api", "replicas") != int64(3) ||
 		nested(u, "spec", "crawler", "enabled") != true || nested(u, "spec", "elasticsearch", "snapshots", "suspend") != false {
 		t.Errorf("after: %v", u.Object)
 	}
@@ -261,7 +262,7 @@ func TestRestoreUndoWithExplicitValues(t *testing.T) {
 		{"restore", "m", "-n", "ns", "--undo", "--api-replicas", "-1", "--crawler-enabled=true", "--snapshots-suspend=false"},
 	} {
 		dyn := restoreCluster(t, "forged")
-		if code, out, errOut := runWith(&clients{dyn: dyn}, args...); code != 2 || len(writes(dyn)) > 0 {
+		if code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, args...); code != 2 || len(writes(dyn)) > 0 {
 			t.Errorf("%q: exit %d, writes %v\n%s%s", args, code, writes(dyn), out, errOut)
 		}
 	}
@@ -271,7 +272,7 @@ func TestRestoreUndoWithExplicitValues(t *testing.T) {
 func TestRestoreResumesItsOwnRecord(t *testing.T) {
 	for _, step := range restorerecord.Steps {
 		dyn := restoreCluster(t, goodRecord(step).Encode())
-		r := &restorer{c: &clients{dyn: dyn}, out: new(strings.Builder), ns: "ns", name: "m", o: restoreOptions{snapshot: restored, hookImage: elastic.DefaultHookImage}}
+		r := &restorer{c: &plugin.Clients{Dyn: dyn}, out: new(strings.Builder), ns: "ns", name: "m", o: restoreOptions{snapshot: restored, hookImage: elastic.DefaultHookImage}}
 		u, m, err := r.read(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -299,7 +300,7 @@ func TestRestoreResumesItsOwnRecord(t *testing.T) {
 // writes nothing.
 func TestRestoreEndsWithUpdateIdents(t *testing.T) {
 	dyn := restoreCluster(t, "")
-	code, out, errOut := runWith(&clients{dyn: dyn}, "restore", "m", "-n", "ns", "--snapshot", restored, "--dry-run")
+	code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "restore", "m", "-n", "ns", "--snapshot", restored, "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
@@ -50,14 +51,14 @@ func plant(cj *batchv1.CronJob) {
 
 // snapshotsAnswer is a fake cluster holding snapshotsMonocle, and its
 // snapshots CronJob as the hook answers it.
-func snapshotsAnswer(t *testing.T) (*clients, *batchv1.CronJob) {
+func snapshotsAnswer(t *testing.T) (*plugin.Clients, *batchv1.CronJob) {
 	t.Helper()
-	c := &clients{dyn: plugintest.FakeCluster(t, snapshotsMonocle)}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, snapshotsMonocle)}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cj, err := answeredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
+	cj, err := plugin.AnsweredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +71,13 @@ func snapshotsAnswer(t *testing.T) (*clients, *batchv1.CronJob) {
 // Monocle name.
 func TestBackupJobIsTheHooks(t *testing.T) {
 	_, want := snapshotsAnswer(t)
-	if fields := drift(&want.DeepCopy().Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate); len(fields) > 0 {
+	if fields := plugin.Drift(&want.DeepCopy().Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, plugin.CronJobTemplate); len(fields) > 0 {
 		t.Errorf("the hook's own CronJob drifts: %v", fields)
 	}
 	planted := want.DeepCopy()
 	planted.Name, planted.Namespace, planted.UID = instance.For(strings.Repeat("m", instance.MaxNameLength)).Snapshots, "ns", "cj-uid"
 	plant(planted)
-	fields := strings.Join(drift(&planted.Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, cronJobTemplate), " ")
+	fields := strings.Join(plugin.Drift(&planted.Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, plugin.CronJobTemplate), " ")
 	for _, f := range []string{"initContainers", "containers[0].image", "containers[0].args", "volumes", "hostPID", "serviceAccountName"} {
 		if !strings.Contains(fields, "spec.jobTemplate.spec.template.spec."+f) {
 			t.Errorf("drift does not name %s: %s", f, fields)
@@ -120,7 +121,7 @@ func TestBackupRefusesAPlantedCronJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.dyn.Resource(cronJobGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Dyn.Resource(plugin.CronJobGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -128,7 +129,7 @@ func TestBackupRefusesAPlantedCronJob(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "spec.jobTemplate.spec.template.spec.serviceAccountName differ") || !strings.Contains(err.Error(), "kubectl -n ns delete cronjob m-snapshots") {
 		t.Errorf("error %v", err)
 	}
-	jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{})
+	jobs, err := c.Dyn.Resource(plugin.JobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(jobs.Items) > 0 {
 		t.Errorf("Jobs created: %v (%v)", jobs, err)
 	}
@@ -164,7 +165,7 @@ func TestRestorePatches(t *testing.T) {
 			}
 			// Resumed from the annotation the stop patch writes, it
 			// puts back the same.
-			u.SetAnnotations(map[string]string{restoreAnnotation: stop["metadata"].(map[string]any)["annotations"].(map[string]any)[restoreAnnotation].(string)})
+			u.SetAnnotations(map[string]string{plugin.RestoreAnnotation: stop["metadata"].(map[string]any)["annotations"].(map[string]any)[plugin.RestoreAnnotation].(string)})
 			again, resuming, err := r.record(u)
 			if err != nil || !resuming || string(r.backPatch(again)) != tc.back {
 				t.Errorf("resumed: %s, %v, %v", r.backPatch(again), resuming, err)
@@ -184,9 +185,9 @@ func TestRestorePatches(t *testing.T) {
 // Every command the plugin prints is one of command.Forms, each value
 // quoted.
 func TestPrintedCommandsAreForms(t *testing.T) {
-	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), undoCommand("ns", "m"), explicitUndoCommand("ns", "m"), logsCommand("ns", "m-janitor-0123456789"),
+	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), plugin.UndoCommand("ns", "m"), explicitUndoCommand("ns", "m"), plugin.LogsCommand("ns", "m-janitor-0123456789"),
 		(&janitor{ns: "ns", o: janitorjob.Options{Monocle: "m"}}).refuseRecord("x").Error(),
-		putBack("ns", "CronJob", "m-snapshots"), putBack("ns", "StatefulSet", "m-elastic"), putBack("ns", "Deployment", "m-api"), putBack("ns", "Job", "m-update-idents-0123456789")} {
+		plugin.PutBack("ns", "CronJob", "m-snapshots"), plugin.PutBack("ns", "StatefulSet", "m-elastic"), plugin.PutBack("ns", "Deployment", "m-api"), plugin.PutBack("ns", "Job", "m-update-idents-0123456789")} {
 		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
 			t.Errorf("%s is not one of command.Forms", line)
 		}
@@ -220,7 +221,7 @@ func TestSnapshotNamesAreTheCommands(t *testing.T) {
 			t.Errorf("restore --snapshot %q: exit %d\n%s%s", snapshot, code, stdout, stderr)
 		}
 	}
-	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+	if jobs, err := c.Dyn.Resource(plugin.JobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
 		t.Errorf("Jobs created: %v (%v)", jobs, err)
 	}
 }
@@ -246,7 +247,7 @@ spec:
           hostPID: true
           containers: [{name: snapshot, image: evil, args: [snapshot]}]
 `
-	c := &clients{dyn: plugintest.FakeCluster(t, held, cronJob)}
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, held, cronJob)}
 	err := backup(context.Background(), c, io.Discard, "ns", "m", elastic.DefaultHookImage, time.Minute, time.Now)
 	if err == nil || !strings.Contains(err.Error(), "the hook does not apply Monocle m's spec in full (InvalidSpec: ") ||
 		!strings.Contains(err.Error(), "kubectl monocle -n ns check m says what to change") {
@@ -260,12 +261,12 @@ spec:
 	if code != 1 || !strings.Contains(stdout, "ns/m: InvalidSpec: ") || strings.Contains(stdout, ChildDrift) {
 		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
 	}
-	for _, a := range c.dyn.(*dynamicfake.FakeDynamicClient).Actions() {
+	for _, a := range c.Dyn.(*dynamicfake.FakeDynamicClient).Actions() {
 		if a.GetVerb() != "get" && a.GetVerb() != "list" {
 			t.Errorf("%s %s: a refused command changed the cluster", a.GetVerb(), a.GetResource().Resource)
 		}
 	}
-	if jobs, err := c.dyn.Resource(jobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+	if jobs, err := c.Dyn.Resource(plugin.JobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
 		t.Errorf("Jobs created: %v (%v)", jobs, err)
 	}
 }

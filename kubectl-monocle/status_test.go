@@ -20,6 +20,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/monocleapi"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
@@ -118,7 +119,7 @@ func TestStatusConverged(t *testing.T) {
 	f := &plugintest.FakeMonocle{T: t, Commits: map[string]string{"ws/github/" + monocleapi.EntityProject: "2026-11-30T10:00:00Z"}}
 	api := f.Start()
 	var asked []string
-	c := &clients{dyn: plugintest.FakeCluster(t, converged), crawlers: func(ns, svc string) monocleapi.CrawlerAPI {
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, converged), Crawlers: func(ns, svc string) monocleapi.CrawlerAPI {
 		asked = append(asked, ns+"/"+svc)
 		return api
 	}}
@@ -230,7 +231,7 @@ func TestStatusAsViewer(t *testing.T) {
 	dyn.PrependReactor("list", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", nil)
 	})
-	c := &clients{dyn: dyn, crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
+	c := &plugin.Clients{Dyn: dyn, Crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
 	code, stdout, stderr := runWith(c, "status", "m", "-n", "ns")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -251,7 +252,7 @@ func TestStatusAsViewer(t *testing.T) {
 
 // A new Monocle: no status, no child yet.
 func TestStatusNew(t *testing.T) {
-	c := &clients{dyn: plugintest.FakeCluster(t, `
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, `
 apiVersion: monocle.monocle.change-metrics.io/v1alpha1
 kind: Monocle
 metadata: {name: m, namespace: ns, generation: 1}
@@ -345,7 +346,7 @@ status: {phase: "@@"}
 	crawler := raw
 	f := &plugintest.FakeMonocle{T: t, Commits: map[string]string{"ws/" + crawler + "/" + monocleapi.EntityProject: "2026-11-30T10:00:00Z"}, ErrorFor: map[string]string{"ws/" + crawler + "2": raw}}
 	api := f.Start()
-	c := &clients{dyn: plugintest.FakeCluster(t, cluster), crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, cluster), Crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
 	st, err := readStatus(context.Background(), c, "ns", "m", now)
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +418,7 @@ func TestStatusAsksEachCrawlerItsKinds(t *testing.T) {
 		"ws/bz/" + monocleapi.EntityProject:    "2000-01-01T00:00:00Z",
 	}}
 	api := f.Start()
-	c := &clients{dyn: plugintest.FakeCluster(t, cluster), crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, cluster), Crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
 	for _, format := range []string{"", "json", "yaml"} {
 		f.Asked = nil
 		args := []string{"status", "m", "-n", "ns"}

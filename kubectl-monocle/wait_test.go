@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
@@ -43,7 +44,7 @@ func TestStatusWait(t *testing.T) {
 		"conditions of an older one": {strings.ReplaceAll(monocleAt(2, 2, "True Applied", "True AllComponentsReady"), "observedGeneration: 2,", "observedGeneration: 1,"), 1, "no SpecApplied condition of generation 2 yet"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := &clients{dyn: plugintest.FakeCluster(t, tc.monocle)}
+			c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, tc.monocle)}
 			code, stdout, stderr := runWith(c, "status", "m", "-n", "ns", "--wait", "--timeout", "1s")
 			if code != tc.code || !strings.Contains(stderr, tc.says) || !strings.Contains(stdout, "Monocle ns/m (generation 2") {
 				t.Errorf("exit %d, want %d saying %q\n%s%s", code, tc.code, tc.says, stdout, stderr)
@@ -66,7 +67,7 @@ func TestStatusWait(t *testing.T) {
 		}
 		return true, u, nil
 	})
-	code, stdout, stderr := runWith(&clients{dyn: dyn}, "status", "m", "-n", "ns", "--wait", "--timeout", "1m")
+	code, stdout, stderr := runWith(&plugin.Clients{Dyn: dyn}, "status", "m", "-n", "ns", "--wait", "--timeout", "1m")
 	if code != 0 || gets < 3 || !strings.Contains(stdout, "AllComponentsReady") {
 		t.Errorf("exit %d after %d reads\n%s%s", code, gets, stdout, stderr)
 	}
@@ -88,7 +89,7 @@ func TestStatusNotSynced(t *testing.T) {
 		"synced": {monocleAt(3, 3, "True Applied", "True AllComponentsReady"), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st, err := readStatus(context.Background(), &clients{dyn: plugintest.FakeCluster(t, tc.monocle)}, "ns", "m", now)
+			st, err := readStatus(context.Background(), &plugin.Clients{Dyn: plugintest.FakeCluster(t, tc.monocle)}, "ns", "m", now)
 			if err != nil {
 				t.Fatal(err)
 			}

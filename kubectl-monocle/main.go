@@ -6,20 +6,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/instance"
-	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
@@ -35,29 +30,7 @@ func main() {
 // a failure to read the cluster. connect, when not nil, replaces the
 // clients the kubeconfig flags give (tests).
 func run(args []string, stdout, stderr io.Writer, connect func(namespace string) (*plugin.Clients, error)) int {
-	root := newRoot(stdout, stderr, connect)
-	root.SetArgs(args)
-	// Ctrl-C ends a wait, and a restore then says how to resume or undo.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := root.ExecuteContext(ctx)
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, plugin.ErrRefused):
-		return 1
-	}
-	var exit plugin.ErrExit
-	if errors.As(err, &exit) {
-		fmt.Fprintln(stderr, "kubectl monocle:", printable.Escape(err.Error()))
-		return exit.Code
-	}
-	fmt.Fprintln(stderr, "kubectl monocle:", printable.Escape(err.Error()))
-	var u plugin.UsageError
-	if errors.As(err, &u) {
-		fmt.Fprintln(stderr, "See 'kubectl monocle --help'.")
-	}
-	return 2
+	return plugin.Execute(newRoot(stdout, stderr, connect), args, stderr)
 }
 
 func newRoot(stdout, stderr io.Writer, connect func(namespace string) (*plugin.Clients, error)) *cobra.Command {
@@ -73,20 +46,12 @@ kubeconfig and your rights: status and check write nothing.
 Exit codes: 0 done; 1 check found a Monocle that would not apply in full, or a backup's or a
 restore's Job failed (janitor exits as the janitor did); 2 a usage error, a refusal, or the
 cluster could not be read.`,
-		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl monocle"},
 		Version:           version,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
 		Args:              noArgs,
 		RunE:              func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return plugin.UsageError{Err: err} })
-	o.Flags.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().StringVar(&o.HookImage, "hook-image", defaultHookImage(version), "the image the hook runs with (its --image, the chart's image): backup and restore build their Jobs with it, as the hook answers")
-	root.AddCommand(newStatus(o), newCheck(o), newBackup(o), newRestore(o), newJanitor(o))
+	plugin.SetUp(root, o, stdout, stderr, defaultHookImage(version), newStatus, newCheck, newBackup, newRestore, newJanitor)
 	return root
 }
 

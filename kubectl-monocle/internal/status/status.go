@@ -1,4 +1,6 @@
-package main
+// Package status is kubectl monocle status: how a Monocle is doing, from
+// its status, its children and its pods, and its crawlers' commits.
+package status
 
 import (
 	"bytes"
@@ -125,7 +127,8 @@ type Crawler struct {
 	Error        string     `json:"error,omitempty"`
 }
 
-func newStatus(o *plugin.Options) *cobra.Command {
+// New is the status command.
+func New(o *plugin.Options) *cobra.Command {
 	var output string
 	var waitFor bool
 	var timeout time.Duration

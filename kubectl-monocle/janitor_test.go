@@ -21,6 +21,7 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 var wipe = janitorjob.Options{Monocle: "m", Command: "wipe-crawler-data", Workspace: "demo", Crawler: "zuul"}
@@ -28,7 +29,7 @@ var wipe = janitorjob.Options{Monocle: "m", Command: "wipe-crawler-data", Worksp
 // wipeJobOf is the Job of wipe as it exists, of UID uid, running.
 func wipeJobOf(t *testing.T, uid string) *batchv1.Job {
 	t.Helper()
-	c := &plugin.Clients{Dyn: restoreCluster(t, "")}
+	c := &plugin.Clients{Dyn: plugintest.RestoreCluster(t, "")}
 	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
@@ -63,22 +64,22 @@ func TestJanitorStopsTheCrawlerFor(t *testing.T) {
 // stop the crawler, reads none.
 func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 	name := wipeJobOf(t, "").Name
-	good := restorerecord.Janitor{MonocleUID: monocleUID, Job: name, JobUID: jobUID, CrawlerEnabled: ptr.To(true)}.Encode()
+	good := restorerecord.Janitor{MonocleUID: plugintest.MonocleUID, Job: name, JobUID: plugintest.JobUID, CrawlerEnabled: ptr.To(true)}.Encode()
 	for label, tc := range map[string]struct {
 		record string
 		objs   []runtime.Object
 		why    string
 	}{
-		"another Monocle's UID": {record: strings.Replace(good, monocleUID, otherUID, 1), why: "it was written on another Monocle (another UID)"},
-		"another Job's UID":     {record: good, objs: []runtime.Object{wipeJobOf(t, otherUID)}, why: "the Job " + name + " is not the one it names: another UID"},
+		"another Monocle's UID": {record: strings.Replace(good, plugintest.MonocleUID, plugintest.OtherUID, 1), why: "it was written on another Monocle (another UID)"},
+		"another Job's UID":     {record: good, objs: []runtime.Object{wipeJobOf(t, plugintest.OtherUID)}, why: "the Job " + name + " is not the one it names: another UID"},
 		"upper-case key":        {record: strings.Replace(good, `"job"`, `"Job"`, 1), why: "not in the form kubectl monocle writes"},
 		"duplicate key":         {record: strings.TrimSuffix(good, "}") + `,"crawlerEnabled":false}`, why: "not in the form kubectl monocle writes"},
 		"trailing data":         {record: good + "\n", why: "not in the form kubectl monocle writes"},
-		"another command's": {record: restorerecord.Janitor{MonocleUID: monocleUID, Job: "m-janitor-0123456789", CrawlerEnabled: ptr.To(true)}.Encode(),
+		"another command's": {record: restorerecord.Janitor{MonocleUID: plugintest.MonocleUID, Job: "m-janitor-0123456789", CrawlerEnabled: ptr.To(true)}.Encode(),
 			why: "another janitor command (Job m-janitor-0123456789) stopped Monocle m's crawler and has not put it back"},
 	} {
 		t.Run(label, func(t *testing.T) {
-			dyn := clusterWith(t, plugin.JanitorAnnotation, tc.record, tc.objs...)
+			dyn := plugintest.ClusterWith(t, plugin.JanitorAnnotation, tc.record, tc.objs...)
 			code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "janitor", "m", "wipe-crawler-data", "-n", "ns", "--workspace", "demo", "--crawler", "zuul")
 			if code != 2 || !strings.Contains(errOut, tc.why) || !printable.Clean(strings.TrimSpace(errOut)) {
 				t.Errorf("exit %d\n%s%s", code, out, errOut)
@@ -86,7 +87,7 @@ func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 			if label != "another command's" && (!strings.Contains(errOut, "nothing of it is applied") || !strings.Contains(errOut, "kubectl -n ns annotate monocle m "+plugin.JanitorAnnotation+"-")) {
 				t.Errorf("no remedy said:\n%s", errOut)
 			}
-			if w := writes(dyn); len(w) > 0 {
+			if w := plugintest.Writes(dyn); len(w) > 0 {
 				t.Errorf("refused, yet wrote %v", w)
 			}
 		})
@@ -97,7 +98,7 @@ func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 // API's Deployment as the hook answers it for the spec: a Deployment a
 // namespace editor planted under its name lends the Job nothing.
 func TestJanitorJobIsTheHooks(t *testing.T) {
-	c := &plugin.Clients{Dyn: restoreCluster(t, "")}
+	c := &plugin.Clients{Dyn: plugintest.RestoreCluster(t, "")}
 	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)

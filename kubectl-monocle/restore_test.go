@@ -5,19 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
-	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
@@ -27,114 +22,24 @@ import (
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
-const (
-	monocleUID = "0b6e1f3c-2a8d-4c51-9e0f-7d3a5b2c1e90"
-	jobUID     = "5f1c9a2e-7b3d-4e8a-a6c0-2d9b8e7f1a34"
-	otherUID   = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
-	restored   = "monocle-20261130-030000"
-)
-
-// restoreMonocle is a Monocle that takes snapshots, runs a config with a
-// workspace and a crawler, and carries the annotation key: value ("" none).
-func restoreMonocle(key, value string) string {
-	annotations := ""
-	if value != "" {
-		annotations = "\n  annotations:\n    " + key + ": '" + strings.ReplaceAll(value, "'", "''") + "'"
-	}
-	return `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
-kind: Monocle
-metadata:
-  name: m
-  namespace: ns
-  uid: ` + monocleUID + `
-  resourceVersion: "7"` + annotations + `
-spec:
-  config: |
-    workspaces:
-      - name: demo
-        crawlers:
-          - name: zuul
-            update_since: "2024-01-01"
-            provider: {gerrit_url: https://review.opendev.org, gerrit_repositories: [zuul/zuul]}
-  api: {replicas: 0}
-  crawler: {enabled: false}
-  elasticsearch:
-    snapshots: {schedule: "0 3 * * *", keep: 7, suspend: true}
-`
-}
-
 // goodRecord is the record a restore of restored at step writes on
 // restoreMonocle.
 func goodRecord(step restorerecord.Step) restorerecord.Record {
-	r := restorerecord.Record{MonocleUID: monocleUID, Snapshot: restored, Repository: snapshot.DefaultRepository, Location: snapshot.DefaultLocation,
+	r := restorerecord.Record{MonocleUID: plugintest.MonocleUID, Snapshot: plugintest.Restored, Repository: snapshot.DefaultRepository, Location: snapshot.DefaultLocation,
 		Step: step, Before: &restorerecord.Before{}}
 	if step != restorerecord.Stopping {
-		r.JobUID = jobUID
+		r.JobUID = plugintest.JobUID
 	}
 	r.Before.Spec.API.Replicas = ptr.To[int32](2)
 	r.Before.Spec.Crawler.Enabled = ptr.To(true)
 	return r
 }
 
-// restoreCluster is a fake API with restoreMonocle carrying annotation as
-// its restore record, the config ConfigMap its API mounts (as the hook
-// answers it), and objs.
-func restoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
-	t.Helper()
-	return clusterWith(t, plugin.RestoreAnnotation, annotation, objs...)
-}
-
-// clusterWith is restoreCluster with the annotation key: value.
-func clusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
-	t.Helper()
-	dyn := plugintest.FakeCluster(t, restoreMonocle("", ""))
-	c := &plugin.Clients{Dyn: dyn}
-	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := plugin.Answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: api.Spec.Template.Spec.Volumes[0].ConfigMap.Name, Namespace: "ns"},
-		Data:       map[string]string{instance.ConfigFile: m.Spec.Config}}
-	dyn = plugintest.FakeCluster(t, restoreMonocle(key, value))
-	// As the API server gives it: an integer is an int64, not YAML's float64.
-	u, err := dyn.Resource(plugin.MonocleGVR).Namespace("ns").Get(context.Background(), "m", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedField(u.Object, int64(0), "spec", "api", "replicas"); err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedField(u.Object, int64(7), "spec", "elasticsearch", "snapshots", "keep"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dyn.Resource(plugin.MonocleGVR).Namespace("ns").Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range append([]runtime.Object{cm}, objs...) {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gvk := obj.GetObjectKind().GroupVersionKind()
-		gvr := map[string]schema.GroupVersionResource{"ConfigMap": plugin.ConfigMapGVR, "Job": plugin.JobGVR}[gvk.Kind]
-		if _, err := dyn.Resource(gvr).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dyn.ClearActions()
-	return dyn
-}
-
 // restoreJobOf is the restore Job of restored as it exists, of UID uid,
 // ended or running.
 func restoreJobOf(t *testing.T, uid string, ended bool) *batchv1.Job {
 	t.Helper()
-	job, err := restorejob.Build(restorejob.Options{Monocle: "m", Namespace: "ns", Snapshot: restored, Repository: snapshot.DefaultRepository,
+	job, err := restorejob.Build(restorejob.Options{Monocle: "m", Namespace: "ns", Snapshot: plugintest.Restored, Repository: snapshot.DefaultRepository,
 		Location: snapshot.DefaultLocation, Image: elastic.DefaultHookImage, Timeout: snapshot.DefaultTimeout})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +55,7 @@ func restoreJobOf(t *testing.T, uid string, ended bool) *batchv1.Job {
 // creates, as it exists, of UID uid, running.
 func identsJobOf(t *testing.T, uid string) *batchv1.Job {
 	t.Helper()
-	c := &plugin.Clients{Dyn: restoreCluster(t, "")}
+	c := &plugin.Clients{Dyn: plugintest.RestoreCluster(t, "")}
 	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
@@ -161,19 +66,6 @@ func identsJobOf(t *testing.T, uid string) *batchv1.Job {
 	}
 	job.UID = types.UID(uid)
 	return job
-}
-
-// writes are the actions on dyn that change something.
-func writes(dyn *dynamicfake.FakeDynamicClient) []string {
-	var out []string
-	for _, a := range dyn.Actions() {
-		switch a.GetVerb() {
-		case "get", "list", "watch":
-		default:
-			out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
-		}
-	}
-	return out
 }
 
 // A restore resumes only from a record it can check: in the form it
@@ -199,40 +91,40 @@ func TestRestoreRefusesARecordItCannotCheck(t *testing.T) {
 			why: `it names repository "other" at "/usr/share/elasticsearch/snapshots/monocle", not the one Monocle m's snapshots use (monocle at /usr/share/elasticsearch/snapshots/monocle)`},
 		"another location": {record: with(func(r *restorerecord.Record) { r.Location = "/usr/share/elasticsearch/snapshots/other" }), undo: true,
 			why: `it names repository "monocle" at "/usr/share/elasticsearch/snapshots/other"`},
-		"another Monocle's UID": {record: with(func(r *restorerecord.Record) { r.MonocleUID = otherUID }), undo: true,
+		"another Monocle's UID": {record: with(func(r *restorerecord.Record) { r.MonocleUID = plugintest.OtherUID }), undo: true,
 			why: "it was written on another Monocle (another UID)"},
-		"another Job's UID": {record: good, objs: []runtime.Object{restoreJobOf(t, otherUID, false)},
-			why: "the restore Job " + restorejob.JobName("m", "monocle", restored) + " is not the one it names: another UID"},
-		"another Job's UID, ended": {record: good, objs: []runtime.Object{restoreJobOf(t, otherUID, true)},
+		"another Job's UID": {record: good, objs: []runtime.Object{restoreJobOf(t, plugintest.OtherUID, false)},
+			why: "the restore Job " + restorejob.JobName("m", "monocle", plugintest.Restored) + " is not the one it names: another UID"},
+		"another Job's UID, ended": {record: good, objs: []runtime.Object{restoreJobOf(t, plugintest.OtherUID, true)},
 			why: "is not the one it names: another UID"},
-		"another update-idents Job's UID": {record: goodRecord(restorerecord.UpdatingIdents).Encode(), objs: []runtime.Object{identsJobOf(t, otherUID)},
-			why: "the update-idents Job " + identsJobOf(t, otherUID).Name + " is not the one it names: another UID"},
+		"another update-idents Job's UID": {record: goodRecord(restorerecord.UpdatingIdents).Encode(), objs: []runtime.Object{identsJobOf(t, plugintest.OtherUID)},
+			why: "the update-idents Job " + identsJobOf(t, plugintest.OtherUID).Name + " is not the one it names: another UID"},
 		"upper-case key":  {record: strings.Replace(good, `"repository"`, `"Repository"`, 1), undo: true, why: "not in the form kubectl monocle writes"},
 		"duplicate key":   {record: strings.TrimSuffix(good, "}") + `,"repository":"other"}`, undo: true, why: "not in the form kubectl monocle writes"},
 		"duplicate first": {record: strings.Replace(good, `{"monocleUID"`, `{"repository":"other","monocleUID"`, 1), undo: true, why: "not in the form kubectl monocle writes"},
 		"trailing data":   {record: good + `{}`, undo: true, why: "not in the form kubectl monocle writes"},
 		"trailing space":  {record: good + " ", undo: true, why: "not in the form kubectl monocle writes"},
-		"the old form": {record: `{"snapshot":"` + restored + `","repository":"monocle","location":"/usr/share/elasticsearch/snapshots/monocle","before":{"spec":{"api":{"replicas":2},"crawler":{"enabled":null},"elasticsearch":{"snapshots":{"suspend":null}}}}}`,
+		"the old form": {record: `{"snapshot":"` + plugintest.Restored + `","repository":"monocle","location":"/usr/share/elasticsearch/snapshots/monocle","before":{"spec":{"api":{"replicas":2},"crawler":{"enabled":null},"elasticsearch":{"snapshots":{"suspend":null}}}}}`,
 			undo: true, why: "not in the form kubectl monocle writes"},
 		"a terminal escape": {record: with(func(r *restorerecord.Record) { r.Repository = "\x1b]0;owned\x07" }), undo: true, why: `\x1b`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			runs := [][]string{{"restore", "m", "-n", "ns", "--snapshot", restored}}
+			runs := [][]string{{"restore", "m", "-n", "ns", "--snapshot", plugintest.Restored}}
 			if tc.undo {
 				runs = append(runs, []string{"restore", "m", "-n", "ns", "--undo"})
 			}
 			for _, args := range runs {
-				dyn := restoreCluster(t, tc.record, tc.objs...)
+				dyn := plugintest.RestoreCluster(t, tc.record, tc.objs...)
 				code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, args...)
 				if code != 2 || !strings.Contains(errOut, "is not a record this command wrote for it (") || !strings.Contains(errOut, tc.why) ||
 					!strings.Contains(errOut, "nothing of it is applied") ||
 					!strings.Contains(errOut, explicitUndoCommand("ns", "m")) || !printable.Clean(strings.TrimSpace(errOut)) {
 					t.Errorf("%q: exit %d\n%s%s", args, code, out, errOut)
 				}
-				if args[len(args)-1] != "--undo" && !strings.Contains(errOut, "restore afresh with "+resumeCommand("ns", "m", restored)) {
+				if args[len(args)-1] != "--undo" && !strings.Contains(errOut, "restore afresh with "+resumeCommand("ns", "m", plugintest.Restored)) {
 					t.Errorf("%q: no fresh restore said:\n%s", args, errOut)
 				}
-				if w := writes(dyn); len(w) > 0 {
+				if w := plugintest.Writes(dyn); len(w) > 0 {
 					t.Errorf("%q: refused, yet wrote %v", args, w)
 				}
 			}
@@ -243,7 +135,7 @@ func TestRestoreRefusesARecordItCannotCheck(t *testing.T) {
 // --undo with explicit values puts them back, whatever the record, and
 // takes all three or none.
 func TestRestoreUndoWithExplicitValues(t *testing.T) {
-	dyn := restoreCluster(t, "forged")
+	dyn := plugintest.RestoreCluster(t, "forged")
 	code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "restore", "m", "-n", "ns", "--undo", "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false")
 	if code != 0 || !strings.Contains(out, `put back with the values given`) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
@@ -258,12 +150,12 @@ func TestRestoreUndoWithExplicitValues(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"restore", "m", "-n", "ns", "--undo", "--api-replicas", "3"},
-		{"restore", "m", "-n", "ns", "--snapshot", restored, "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false"},
+		{"restore", "m", "-n", "ns", "--snapshot", plugintest.Restored, "--api-replicas", "3", "--crawler-enabled=true", "--snapshots-suspend=false"},
 		{"restore", "m", "-n", "ns", "--undo", "--api-replicas", "-1", "--crawler-enabled=true", "--snapshots-suspend=false"},
 	} {
-		dyn := restoreCluster(t, "forged")
-		if code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, args...); code != 2 || len(writes(dyn)) > 0 {
-			t.Errorf("%q: exit %d, writes %v\n%s%s", args, code, writes(dyn), out, errOut)
+		dyn := plugintest.RestoreCluster(t, "forged")
+		if code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, args...); code != 2 || len(plugintest.Writes(dyn)) > 0 {
+			t.Errorf("%q: exit %d, writes %v\n%s%s", args, code, plugintest.Writes(dyn), out, errOut)
 		}
 	}
 }
@@ -271,8 +163,8 @@ func TestRestoreUndoWithExplicitValues(t *testing.T) {
 // The record the restore writes at each step is one it resumes from.
 func TestRestoreResumesItsOwnRecord(t *testing.T) {
 	for _, step := range restorerecord.Steps {
-		dyn := restoreCluster(t, goodRecord(step).Encode())
-		r := &restorer{c: &plugin.Clients{Dyn: dyn}, out: new(strings.Builder), ns: "ns", name: "m", o: restoreOptions{snapshot: restored, hookImage: elastic.DefaultHookImage}}
+		dyn := plugintest.RestoreCluster(t, goodRecord(step).Encode())
+		r := &restorer{c: &plugin.Clients{Dyn: dyn}, out: new(strings.Builder), ns: "ns", name: "m", o: restoreOptions{snapshot: plugintest.Restored, hookImage: elastic.DefaultHookImage}}
 		u, m, err := r.read(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -299,8 +191,8 @@ func TestRestoreResumesItsOwnRecord(t *testing.T) {
 // for the spec, never the observed Deployment: --dry-run shows it and
 // writes nothing.
 func TestRestoreEndsWithUpdateIdents(t *testing.T) {
-	dyn := restoreCluster(t, "")
-	code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "restore", "m", "-n", "ns", "--snapshot", restored, "--dry-run")
+	dyn := plugintest.RestoreCluster(t, "")
+	code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "restore", "m", "-n", "ns", "--snapshot", plugintest.Restored, "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -314,7 +206,7 @@ func TestRestoreEndsWithUpdateIdents(t *testing.T) {
 	case !strings.Contains(out, "name: "+want.Name) || !strings.Contains(out, "image: "+c.Image) || !strings.Contains(out, "- update-idents"):
 		t.Errorf("the plan does not show Job %s (image %s):\n%s", want.Name, c.Image, out)
 	}
-	if w := writes(dyn); len(w) > 0 {
+	if w := plugintest.Writes(dyn); len(w) > 0 {
 		t.Errorf("--dry-run wrote %v", w)
 	}
 }

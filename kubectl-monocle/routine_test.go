@@ -148,7 +148,7 @@ func TestRestorePatches(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// As the dynamic client decodes it: integers are int64.
 			u := &unstructured.Unstructured{}
-			if err := u.UnmarshalJSON([]byte(`{"apiVersion":"monocle.monocle.change-metrics.io/v1alpha1","kind":"Monocle","metadata":{"name":"m","uid":"` + monocleUID + `","resourceVersion":"7"},"spec":` + tc.spec + `}`)); err != nil {
+			if err := u.UnmarshalJSON([]byte(`{"apiVersion":"monocle.monocle.change-metrics.io/v1alpha1","kind":"Monocle","metadata":{"name":"m","uid":"` + plugintest.MonocleUID + `","resourceVersion":"7"},"spec":` + tc.spec + `}`)); err != nil {
 				t.Fatal(err)
 			}
 			r := &restorer{name: "m", ns: "ns", o: restoreOptions{snapshot: "s"}, repository: "monocle", location: "/usr/share/elasticsearch/snapshots/monocle"}

@@ -123,7 +123,7 @@ func TestCheck(t *testing.T) {
 // show none.
 func TestCheckShowsDrift(t *testing.T) {
 	ctx := context.Background()
-	dyn := plugintest.FakeCluster(t, snapshotsMonocle)
+	dyn := plugintest.FakeCluster(t, plugintest.SnapshotsMonocle)
 	c := &plugin.Clients{Dyn: dyn}
 	m, err := plugin.ReadMonocle(ctx, c, "ns", "m")
 	if err != nil {
@@ -141,7 +141,7 @@ func TestCheckShowsDrift(t *testing.T) {
 			podChildren++
 			switch o := child.(type) {
 			case *batchv1.CronJob:
-				plant(o)
+				plugintest.Plant(o)
 			case *appsv1.Deployment:
 				if o.Name == "m-api" {
 					o.Spec.Template.Spec.HostPID = true

@@ -10,14 +10,12 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/command"
@@ -28,55 +26,18 @@ import (
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
-const snapshotsMonocle = `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
-kind: Monocle
-metadata: {name: m, namespace: ns, uid: m-uid}
-spec:
-  elasticsearch:
-    snapshots: {schedule: "0 3 * * *", keep: 7}
-`
-
-// plant writes into the CronJob's template what a namespace editor could:
-// a privileged init container, a hostPath /, hostPID, another
-// ServiceAccount, another image and args.
-func plant(cj *batchv1.CronJob) {
-	spec := &cj.Spec.JobTemplate.Spec.Template.Spec
-	spec.InitContainers = []corev1.Container{{Name: "x", Image: "evil", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
-	spec.HostPID = true
-	spec.ServiceAccountName = "admin"
-	spec.Containers[0].Image = "evil"
-	spec.Containers[0].Args = []string{"snapshot", "--prefix", "\x1b]0;owned\x07"}
-}
-
-// snapshotsAnswer is a fake cluster holding snapshotsMonocle, and its
-// snapshots CronJob as the hook answers it.
-func snapshotsAnswer(t *testing.T) (*plugin.Clients, *batchv1.CronJob) {
-	t.Helper()
-	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, snapshotsMonocle)}
-	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cj, err := plugin.AnsweredCronJob(context.Background(), c, m, elastic.DefaultHookImage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, cj
-}
-
 // A backup's Job is built from the hook's own answer for the Monocle,
 // never from the observed CronJob: whatever a tenant planted in that
 // CronJob is in no Job; its name is a job-name label value for the longest
 // Monocle name.
 func TestBackupJobIsTheHooks(t *testing.T) {
-	_, want := snapshotsAnswer(t)
+	_, want := plugintest.SnapshotsAnswer(t)
 	if fields := plugin.Drift(&want.DeepCopy().Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, plugin.CronJobTemplate); len(fields) > 0 {
 		t.Errorf("the hook's own CronJob drifts: %v", fields)
 	}
 	planted := want.DeepCopy()
 	planted.Name, planted.Namespace, planted.UID = instance.For(strings.Repeat("m", instance.MaxNameLength)).Snapshots, "ns", "cj-uid"
-	plant(planted)
+	plugintest.Plant(planted)
 	fields := strings.Join(plugin.Drift(&planted.Spec.JobTemplate.Spec.Template.Spec, &want.Spec.JobTemplate.Spec.Template.Spec, plugin.CronJobTemplate), " ")
 	for _, f := range []string{"initContainers", "containers[0].image", "containers[0].args", "volumes", "hostPID", "serviceAccountName"} {
 		if !strings.Contains(fields, "spec.jobTemplate.spec.template.spec."+f) {
@@ -113,10 +74,10 @@ func TestBackupJobIsTheHooks(t *testing.T) {
 // A backup against a CronJob a tenant changed is refused, naming the
 // fields and how to put it back, and creates no Job.
 func TestBackupRefusesAPlantedCronJob(t *testing.T) {
-	c, want := snapshotsAnswer(t)
+	c, want := plugintest.SnapshotsAnswer(t)
 	planted := want.DeepCopy()
 	planted.Namespace = "ns"
-	plant(planted)
+	plugintest.Plant(planted)
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(planted)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +162,7 @@ func TestPrintedCommandsAreForms(t *testing.T) {
 // refused before any Job exists: backup's, from the prefix of the hook's
 // CronJob, and restore's --snapshot; the refusal shows the name escaped.
 func TestSnapshotNamesAreTheCommands(t *testing.T) {
-	c, want := snapshotsAnswer(t)
+	c, want := plugintest.SnapshotsAnswer(t)
 	at := time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC)
 	for prefix, ok := range map[string]bool{"nightly": true, "\x1b]0;owned\x07": false, "Monocle": false, "a/b": false} {
 		cj := want.DeepCopy()
@@ -232,7 +193,7 @@ func TestSnapshotNamesAreTheCommands(t *testing.T) {
 // the reason (backup the command that says what to change), and change
 // nothing; check reports the refusal and compares no child.
 func TestNoJobFromAHeldAnswer(t *testing.T) {
-	held := strings.Replace(snapshotsMonocle, "spec:\n", "spec:\n  publicURL: \"not a url\"\n", 1)
+	held := strings.Replace(plugintest.SnapshotsMonocle, "spec:\n", "spec:\n  publicURL: \"not a url\"\n", 1)
 	// Its CronJob, held as the tenant wrote it.
 	cronJob := `
 apiVersion: batch/v1

@@ -207,3 +207,17 @@ func TestCheckShowsDrift(t *testing.T) {
 		t.Errorf("the hook's own children: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// A Monocle whose spec the hook refuses has its children held as last
+// applied, a copy anyone who may edit the child can write: the plugin
+// builds nothing from that answer. backup and restore are refused, naming
+// the reason (backup the command that says what to change), and change
+// nothing; check reports the refusal and compares no child.
+func TestCheckNoJobFromAHeldAnswer(t *testing.T) {
+	c := plugintest.HeldAnswer(t)
+	code, stdout, stderr := runWith(c, "check", "-n", "ns")
+	if code != 1 || !strings.Contains(stdout, "ns/m: InvalidSpec: ") || strings.Contains(stdout, ChildDrift) {
+		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	plugintest.Unchanged(t, c)
+}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
@@ -135,5 +136,17 @@ func TestJanitorJobIsTheHooks(t *testing.T) {
 	}
 	if s := got.Spec.Template.Spec; s.HostPID || s.ServiceAccountName != "" || s.Containers[0].Image == "evil" || s.Volumes[0].HostPath != nil {
 		t.Errorf("the Job carries the planted pod spec: %+v", s)
+	}
+}
+
+// Every command the plugin prints is one of command.Forms, each value
+// quoted.
+func TestJanitorPrintedCommandsAreForms(t *testing.T) {
+	for _, line := range []string{
+		(&janitor{ns: "ns", o: janitorjob.Options{Monocle: "m"}}).refuseRecord("x").Error(),
+	} {
+		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
+			t.Errorf("%s is not one of command.Forms", line)
+		}
 	}
 }

@@ -2,17 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
@@ -209,4 +212,95 @@ func TestRestoreEndsWithUpdateIdents(t *testing.T) {
 	if w := plugintest.Writes(dyn); len(w) > 0 {
 		t.Errorf("--dry-run wrote %v", w)
 	}
+}
+
+// The restore records what the user had, null for what was not set, and
+// puts back exactly that.
+func TestRestorePatches(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec string
+		back string
+	}{
+		"defaults":       {`{}`, `{"metadata":{"annotations":{"monocle.monocle.change-metrics.io/restore":null}},"spec":{"api":{"replicas":null},"crawler":{"enabled":null},"elasticsearch":{"snapshots":{"suspend":null}}}}`},
+		"the user's own": {`{"api":{"replicas":3},"crawler":{"enabled":false},"elasticsearch":{"snapshots":{"suspend":true,"keep":2}}}`, `{"metadata":{"annotations":{"monocle.monocle.change-metrics.io/restore":null}},"spec":{"api":{"replicas":3},"crawler":{"enabled":false},"elasticsearch":{"snapshots":{"suspend":true}}}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// As the dynamic client decodes it: integers are int64.
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON([]byte(`{"apiVersion":"monocle.monocle.change-metrics.io/v1alpha1","kind":"Monocle","metadata":{"name":"m","uid":"` + plugintest.MonocleUID + `","resourceVersion":"7"},"spec":` + tc.spec + `}`)); err != nil {
+				t.Fatal(err)
+			}
+			r := &restorer{name: "m", ns: "ns", o: restoreOptions{snapshot: "s"}, repository: "monocle", location: "/usr/share/elasticsearch/snapshots/monocle"}
+			rec, resuming, err := r.record(u)
+			if err != nil || resuming {
+				t.Fatal(err, resuming)
+			}
+			if got := string(r.backPatch(rec)); got != tc.back {
+				t.Errorf("back:\n got %s\nwant %s", got, tc.back)
+			}
+			var stop map[string]any
+			if err := json.Unmarshal(r.stopPatch(u, rec), &stop); err != nil {
+				t.Fatal(err)
+			}
+			// Resumed from the annotation the stop patch writes, it
+			// puts back the same.
+			u.SetAnnotations(map[string]string{plugin.RestoreAnnotation: stop["metadata"].(map[string]any)["annotations"].(map[string]any)[plugin.RestoreAnnotation].(string)})
+			again, resuming, err := r.record(u)
+			if err != nil || !resuming || string(r.backPatch(again)) != tc.back {
+				t.Errorf("resumed: %s, %v, %v", r.backPatch(again), resuming, err)
+			}
+			if stop["metadata"].(map[string]any)["resourceVersion"] != "7" {
+				t.Error("the stop patch does not hold the resourceVersion read")
+			}
+			// Another snapshot's restore under way is refused, naming it.
+			r.o.snapshot = "other"
+			if _, _, err := r.record(u); err == nil || !strings.Contains(err.Error(), `a restore of snapshot s is under way`) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
+
+// Every command the plugin prints is one of command.Forms, each value
+// quoted.
+func TestRestorePrintedCommandsAreForms(t *testing.T) {
+	for _, line := range []string{resumeCommand("ns", "m", "monocle-20261130-030000"), plugin.UndoCommand("ns", "m"), explicitUndoCommand("ns", "m"), plugin.LogsCommand("ns", "m-janitor-0123456789"),
+		plugin.PutBack("ns", "CronJob", "m-snapshots"), plugin.PutBack("ns", "StatefulSet", "m-elastic"), plugin.PutBack("ns", "Deployment", "m-api"), plugin.PutBack("ns", "Job", "m-update-idents-0123456789")} {
+		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
+			t.Errorf("%s is not one of command.Forms", line)
+		}
+	}
+	if got := resumeCommand("ns", "m", "a b'c"); got != `kubectl monocle restore m -n ns --snapshot 'a b'\''c'` {
+		t.Errorf("unquoted: %s", got)
+	}
+}
+
+// A snapshot name that is not what `monocle-hook snapshot` writes is
+// refused before any Job exists: backup's, from the prefix of the hook's
+// CronJob, and restore's --snapshot; the refusal shows the name escaped.
+func TestRestoreSnapshotNamesAreTheCommands(t *testing.T) {
+	c, _ := plugintest.SnapshotsAnswer(t)
+	for _, snapshot := range []string{"monocle-before-upgrade", "\x1b[2Jmonocle-20261130-030000", "../monocle-20261130-030000"} {
+		code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", snapshot)
+		if code != 2 || !strings.Contains(stderr, "not a name monocle-hook snapshot writes") || !printable.Clean(strings.ReplaceAll(stdout+stderr, "\n", "")) {
+			t.Errorf("restore --snapshot %q: exit %d\n%s%s", snapshot, code, stdout, stderr)
+		}
+	}
+	if jobs, err := c.Dyn.Resource(plugin.JobGVR).Namespace("ns").List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+		t.Errorf("Jobs created: %v (%v)", jobs, err)
+	}
+}
+
+// A Monocle whose spec the hook refuses has its children held as last
+// applied, a copy anyone who may edit the child can write: the plugin
+// builds nothing from that answer. backup and restore are refused, naming
+// the reason (backup the command that says what to change), and change
+// nothing; check reports the refusal and compares no child.
+func TestRestoreNoJobFromAHeldAnswer(t *testing.T) {
+	c := plugintest.HeldAnswer(t)
+	code, stdout, stderr := runWith(c, "restore", "m", "-n", "ns", "--snapshot", "monocle-20261130-030000")
+	if code != 2 || !strings.Contains(stderr, "the hook does not apply Monocle m's spec in full (InvalidSpec: ") {
+		t.Errorf("restore: exit %d\n%s%s", code, stdout, stderr)
+	}
+	plugintest.Unchanged(t, c)
 }

@@ -1,4 +1,7 @@
-package main
+// Package janitor is kubectl monocle janitor: one of Monocle's janitor
+// commands, as a Job of the hook's answer, the crawler stopped around
+// those that need it.
+package janitor
 
 import (
 	"context"
@@ -40,7 +43,8 @@ var stopsCrawler = map[string]string{
 	"set-crawler-commit-date": "the date it commits when it ends crawling an entity would overwrite the one set",
 }
 
-func newJanitor(o *plugin.Options) *cobra.Command {
+// New is the janitor command.
+func New(o *plugin.Options) *cobra.Command {
 	var jo janitorjob.Options
 	var timeout, stopTimeout time.Duration
 	about := janitorjob.Commands()

@@ -1,4 +1,6 @@
-package main
+// Package restore is kubectl monocle restore: a snapshot restored, the
+// writers stopped around it, resumed or undone from its record.
+package restore
 
 import (
 	"context"
@@ -46,7 +48,8 @@ type restoreOptions struct {
 	before *restorerecord.Before
 }
 
-func newRestore(o *plugin.Options) *cobra.Command {
+// New is the restore command.
+func New(o *plugin.Options) *cobra.Command {
 	var ro restoreOptions
 	cmd := &cobra.Command{
 		Use:   "restore NAME --snapshot SNAPSHOT [--dry-run] | restore NAME --undo",

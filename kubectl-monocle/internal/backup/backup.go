@@ -1,4 +1,6 @@
-package main
+// Package backup is kubectl monocle backup: a snapshot now, as a Job of
+// the snapshot CronJob the hook answers.
+package backup
 
 import (
 	"context"
@@ -23,7 +25,8 @@ import (
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
-func newBackup(o *plugin.Options) *cobra.Command {
+// New is the backup command.
+func New(o *plugin.Options) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "backup NAME",

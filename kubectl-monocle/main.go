@@ -16,6 +16,7 @@ import (
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/backup"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/check"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/janitor"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/restore"
@@ -55,7 +56,7 @@ cluster could not be read.`,
 		RunE:              func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
-	plugin.SetUp(root, o, stdout, stderr, defaultHookImage(version), status.New, newCheck, backup.New, restore.New, janitor.New)
+	plugin.SetUp(root, o, stdout, stderr, defaultHookImage(version), status.New, check.New, backup.New, restore.New, janitor.New)
 	return root
 }
 

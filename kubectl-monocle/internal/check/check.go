@@ -1,4 +1,7 @@
-package main
+// Package check is kubectl monocle check: the upgrade gate of
+// `monocle-hook check`, each Monocle answered as this version's /sync
+// would, reading the cluster itself.
+package check
 
 import (
 	"context"
@@ -25,7 +28,8 @@ import (
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
-func newCheck(o *plugin.Options) *cobra.Command {
+// New is the check command.
+func New(o *plugin.Options) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "check [-A | -n NAMESPACE] [NAME]",

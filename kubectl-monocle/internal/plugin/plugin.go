@@ -25,30 +25,79 @@ import (
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/monocleapi"
 )
 
-// CompleteMonocles completes a Monocle's name in the namespace.
-func CompleteMonocles(o *Options) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ns, err := o.Namespace()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
-		c, err := o.Clients(ns)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
-		list, err := c.Dyn.Resource(MonocleGVR).Namespace(ns).List(cmd.Context(), ListOptions(""))
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
-		var names []cobra.Completion
-		for _, m := range list.Items {
-			names = append(names, m.GetName())
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+var (
+	MonocleGVR   = schema.GroupVersionResource{Group: hook.Group, Version: hook.Version, Resource: "monocles"}
+	PodGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	ConfigMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	SecretGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+func ListOptions(selector string) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: selector}
+}
+
+// ErrRefused: check found a Monocle that would not apply in full (exit 1),
+// and said so on stdout.
+var ErrRefused = errors.New("a Monocle would not apply in full")
+
+// UsageError is a wrong flag or argument (exit 2, as any failure to read
+// the cluster).
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+
+func (e UsageError) Unwrap() error { return e.Err }
+
+// OneName is the argument check of a command that takes one Monocle's
+// name.
+func OneName(command string, args []string) error {
+	if len(args) != 1 {
+		return UsageError{fmt.Errorf("%s takes one Monocle's name, got %d arguments", command, len(args))}
 	}
+	return nil
+}
+
+// Clients reach the cluster; tests give fakes.
+type Clients struct {
+	Dyn dynamic.Interface
+	// Crawlers is Monocle's API of the Service name in namespace, through
+	// the API server's service proxy.
+	Crawlers func(namespace, service string) monocleapi.CrawlerAPI
+	// Logs opens the log of a pod's container: followed until the
+	// container ends, or its last lines (at most limit bytes).
+	Logs func(ctx context.Context, namespace, pod string, follow bool, limit int64) (io.ReadCloser, error)
+}
+
+// Options are what every command shares: the kubeconfig flags and how to
+// connect.
+type Options struct {
+	Flags   *genericclioptions.ConfigFlags
+	Connect func(namespace string) (*Clients, error)
+	// HookImage is the image the hook runs its snapshots with (its
+	// --image): what the plugin answers as the hook would.
+	HookImage string
+	// Version is the plugin's, of its User-Agent.
+	Version string
+}
+
+// Namespace is -n, else the kubeconfig context's, else default.
+func (o *Options) Namespace() (string, error) {
+	ns, _, err := o.Flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
+// Target is the namespace the command works in and the clients that
+// reach it.
+func (o *Options) Target() (string, *Clients, error) {
+	ns, err := o.Namespace()
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := o.Clients(ns)
+	return ns, c, err
 }
 
 func (o *Options) Clients(namespace string) (*Clients, error) {
@@ -94,77 +143,28 @@ func (o *Options) Clients(namespace string) (*Clients, error) {
 	}}, nil
 }
 
-// Target is the namespace the command works in and the clients that
-// reach it.
-func (o *Options) Target() (string, *Clients, error) {
-	ns, err := o.Namespace()
-	if err != nil {
-		return "", nil, err
+// CompleteMonocles completes a Monocle's name in the namespace.
+func CompleteMonocles(o *Options) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ns, err := o.Namespace()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		c, err := o.Clients(ns)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		list, err := c.Dyn.Resource(MonocleGVR).Namespace(ns).List(cmd.Context(), ListOptions(""))
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var names []cobra.Completion
+		for _, m := range list.Items {
+			names = append(names, m.GetName())
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
 	}
-	c, err := o.Clients(ns)
-	return ns, c, err
 }
-
-// Namespace is -n, else the kubeconfig context's, else default.
-func (o *Options) Namespace() (string, error) {
-	ns, _, err := o.Flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return "", fmt.Errorf("reading the kubeconfig: %w", err)
-	}
-	return ns, nil
-}
-
-// Options are what every command shares: the kubeconfig flags and how to
-// connect.
-type Options struct {
-	Flags   *genericclioptions.ConfigFlags
-	Connect func(namespace string) (*Clients, error)
-	// HookImage is the image the hook runs its snapshots with (its
-	// --image): what the plugin answers as the hook would.
-	HookImage string
-	// Version is the plugin's, of its User-Agent.
-	Version string
-}
-
-// Clients reach the cluster; tests give fakes.
-type Clients struct {
-	Dyn dynamic.Interface
-	// Crawlers is Monocle's API of the Service name in namespace, through
-	// the API server's service proxy.
-	Crawlers func(namespace, service string) monocleapi.CrawlerAPI
-	// Logs opens the log of a pod's container: followed until the
-	// container ends, or its last lines (at most limit bytes).
-	Logs func(ctx context.Context, namespace, pod string, follow bool, limit int64) (io.ReadCloser, error)
-}
-
-// OneName is the argument check of a command that takes one Monocle's
-// name.
-func OneName(command string, args []string) error {
-	if len(args) != 1 {
-		return UsageError{fmt.Errorf("%s takes one Monocle's name, got %d arguments", command, len(args))}
-	}
-	return nil
-}
-
-func (e UsageError) Unwrap() error { return e.Err }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-
-// UsageError is a wrong flag or argument (exit 2, as any failure to read
-// the cluster).
-type UsageError struct{ Err error }
-
-// ErrRefused: check found a Monocle that would not apply in full (exit 1),
-// and said so on stdout.
-var ErrRefused = errors.New("a Monocle would not apply in full")
-
-func ListOptions(selector string) metav1.ListOptions {
-	return metav1.ListOptions{LabelSelector: selector}
-}
-
-var (
-	MonocleGVR   = schema.GroupVersionResource{Group: hook.Group, Version: hook.Version, Resource: "monocles"}
-	PodGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	ConfigMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	SecretGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-)

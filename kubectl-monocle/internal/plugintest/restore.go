@@ -18,17 +18,48 @@ import (
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
-// Writes are the actions on dyn that change something.
-func Writes(dyn *dynamicfake.FakeDynamicClient) []string {
-	var out []string
-	for _, a := range dyn.Actions() {
-		switch a.GetVerb() {
-		case "get", "list", "watch":
-		default:
-			out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
-		}
+const (
+	MonocleUID = "0b6e1f3c-2a8d-4c51-9e0f-7d3a5b2c1e90"
+	JobUID     = "5f1c9a2e-7b3d-4e8a-a6c0-2d9b8e7f1a34"
+	OtherUID   = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+	Restored   = "monocle-20261130-030000"
+)
+
+// RestoreMonocle is a Monocle that takes snapshots, runs a config with a
+// workspace and a crawler, and carries the annotation key: value ("" none).
+func RestoreMonocle(key, value string) string {
+	annotations := ""
+	if value != "" {
+		annotations = "\n  annotations:\n    " + key + ": '" + strings.ReplaceAll(value, "'", "''") + "'"
 	}
-	return out
+	return `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata:
+  name: m
+  namespace: ns
+  uid: ` + MonocleUID + `
+  resourceVersion: "7"` + annotations + `
+spec:
+  config: |
+    workspaces:
+      - name: demo
+        crawlers:
+          - name: zuul
+            update_since: "2024-01-01"
+            provider: {gerrit_url: https://review.opendev.org, gerrit_repositories: [zuul/zuul]}
+  api: {replicas: 0}
+  crawler: {enabled: false}
+  elasticsearch:
+    snapshots: {schedule: "0 3 * * *", keep: 7, suspend: true}
+`
+}
+
+// RestoreCluster is a fake API with RestoreMonocle carrying annotation as
+// its restore record, the config ConfigMap its API mounts (as the hook
+// answers it), and objs.
+func RestoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	return ClusterWith(t, plugin.RestoreAnnotation, annotation, objs...)
 }
 
 // ClusterWith is RestoreCluster with the annotation key: value.
@@ -77,46 +108,15 @@ func ClusterWith(t *testing.T, key, value string, objs ...runtime.Object) *dynam
 	return dyn
 }
 
-// RestoreCluster is a fake API with RestoreMonocle carrying annotation as
-// its restore record, the config ConfigMap its API mounts (as the hook
-// answers it), and objs.
-func RestoreCluster(t *testing.T, annotation string, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
-	t.Helper()
-	return ClusterWith(t, plugin.RestoreAnnotation, annotation, objs...)
-}
-
-// RestoreMonocle is a Monocle that takes snapshots, runs a config with a
-// workspace and a crawler, and carries the annotation key: value ("" none).
-func RestoreMonocle(key, value string) string {
-	annotations := ""
-	if value != "" {
-		annotations = "\n  annotations:\n    " + key + ": '" + strings.ReplaceAll(value, "'", "''") + "'"
+// Writes are the actions on dyn that change something.
+func Writes(dyn *dynamicfake.FakeDynamicClient) []string {
+	var out []string
+	for _, a := range dyn.Actions() {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+		default:
+			out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
+		}
 	}
-	return `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
-kind: Monocle
-metadata:
-  name: m
-  namespace: ns
-  uid: ` + MonocleUID + `
-  resourceVersion: "7"` + annotations + `
-spec:
-  config: |
-    workspaces:
-      - name: demo
-        crawlers:
-          - name: zuul
-            update_since: "2024-01-01"
-            provider: {gerrit_url: https://review.opendev.org, gerrit_repositories: [zuul/zuul]}
-  api: {replicas: 0}
-  crawler: {enabled: false}
-  elasticsearch:
-    snapshots: {schedule: "0 3 * * *", keep: 7, suspend: true}
-`
+	return out
 }
-
-const (
-	MonocleUID = "0b6e1f3c-2a8d-4c51-9e0f-7d3a5b2c1e90"
-	JobUID     = "5f1c9a2e-7b3d-4e8a-a6c0-2d9b8e7f1a34"
-	OtherUID   = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
-	Restored   = "monocle-20261130-030000"
-)

@@ -230,7 +230,7 @@ func childDrifts(ctx context.Context, c *plugin.Clients, u *unstructured.Unstruc
 }
 
 // observedLike reads the observed child of the kind and name of child (of
-// the kinds podSpecOf knows): nil when it is not there.
+// the kinds plugin.PodSpecOf knows): nil when it is not there.
 func observedLike(ctx context.Context, c *plugin.Clients, ns string, child any) (kind, name string, obs any, err error) {
 	switch o := child.(type) {
 	case *appsv1.Deployment:
@@ -260,7 +260,7 @@ func observed[T any](ctx context.Context, c *plugin.Clients, gvr schema.GroupVer
 
 var statefulSetGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 
-// printReport prints the report as monocle-hook check does; errRefused
+// printReport prints the report as monocle-hook check does; plugin.ErrRefused
 // when a Monocle would not apply in full.
 func printReport(w io.Writer, rep hook.Report) error {
 	rep.Print(w)

@@ -39,7 +39,7 @@ const JanitorTTL = time.Hour
 
 // JanitorJob is the Job that runs jo's command for the Monocle m, built by
 // janitorjob from the API's Deployment as the hook answers it for m's spec
-// (answered: its image, config, Elasticsearch URL, scheduling and
+// (Answered: its image, config, Elasticsearch URL, scheduling and
 // security), never the observed one, whose every field a namespace editor
 // can write. Owned by m, not as its controller: Metacontroller claims only
 // what has no controller and matches the Monocle's selector
@@ -150,7 +150,7 @@ func ReadMonocle(ctx context.Context, c *Clients, ns, name string) (*v1alpha1.Mo
 }
 
 // AnsweredCronJob is the CronJob N-snapshots as the hook answers it for
-// the Monocle m now (answered), never the observed one, whose every field
+// the Monocle m now (Answered), never the observed one, whose every field
 // a namespace editor can write.
 func AnsweredCronJob(ctx context.Context, c *Clients, m *v1alpha1.Monocle, hookImage string) (*batchv1.CronJob, error) {
 	return Answered[*batchv1.CronJob](ctx, c, m, hookImage, instance.For(m.Name).Snapshots)

@@ -315,7 +315,7 @@ func Answered[T interface {
 	return nil, fmt.Errorf("the hook answers no child %s for Monocle %s", name, m.Name)
 }
 
-// Answer is the hook's whole answer for the Monocle m now (answered's
+// Answer is the hook's whole answer for the Monocle m now (Answered's
 // source; check compares each child that runs pods with it), refused as
 // Answered says.
 func Answer(ctx context.Context, c *Clients, m *v1alpha1.Monocle, hookImage string) (*wire.SyncResponse, error) {

@@ -676,7 +676,7 @@ func (r *restorer) printPlan(stop, back []byte, job, idents *batchv1.Job) error 
 	return err
 }
 
-// resumeCommand, undoCommand and explicitUndoCommand are the commands an
+// resumeCommand, plugin.UndoCommand and explicitUndoCommand are the commands an
 // interrupted or refused restore prints.
 func resumeCommand(ns, name, snapshot string) string {
 	return command.Line("kubectl", "monocle", "restore", name, "-n", ns, "--snapshot", snapshot)

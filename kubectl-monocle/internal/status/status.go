@@ -172,8 +172,8 @@ fixes (InvalidSpec, ConfigInvalid).`,
 }
 
 // waitApplied waits, at most timeout, until the Monocle ns/name's last
-// change is applied and serving (notYet). It ends at once, errExit 1, on a
-// refusal only an edit of the spec fixes; timed out, errExit 1 with why.
+// change is applied and serving (notYet). It ends at once, plugin.ErrExit 1, on a
+// refusal only an edit of the spec fixes; timed out, plugin.ErrExit 1 with why.
 func waitApplied(ctx context.Context, c *plugin.Clients, ns, name string, timeout time.Duration) error {
 	var why string
 	err := wait.PollUntilContextTimeout(ctx, plugin.PollInterval, timeout, true, func(ctx context.Context) (bool, error) {

@@ -2,46 +2,13 @@ package main
 
 import (
 	"bytes"
-	"strings"
-	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"sigs.k8s.io/yaml"
-
-	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
-// fakeCluster is a dynamic client on objs (YAML documents), which knows
-// the list kinds of every resource the plugin reads.
-func fakeCluster(t *testing.T, docs ...string) *dynamicfake.FakeDynamicClient {
-	t.Helper()
-	kinds := map[schema.GroupVersionResource]string{monocleGVR: "MonocleList", podGVR: "PodList"}
-	for _, k := range wire.ChildKinds {
-		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
-		kinds[gvr] = k.Kind + "List"
-	}
-	var objs []runtime.Object
-	for _, d := range docs {
-		for _, doc := range strings.Split(d, "\n---\n") {
-			if strings.TrimSpace(doc) == "" {
-				continue
-			}
-			u := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-				t.Fatalf("%v\n%s", err, doc)
-			}
-			objs = append(objs, u)
-		}
-	}
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
-}
-
 // runWith runs the plugin with args on c: its exit code, stdout, stderr.
-func runWith(c *clients, args ...string) (int, string, string) {
+func runWith(c *plugin.Clients, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr, func(string) (*clients, error) { return c, nil })
+	code := run(args, &stdout, &stderr, func(string) (*plugin.Clients, error) { return c, nil })
 	return code, stdout.String(), stderr.String()
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 // --help answers on stdout with 0; a wrong flag or argument is a usage
 // error, 2, said on stderr; completion writes a script.
 func TestExitCodes(t *testing.T) {
-	c := &clients{dyn: fakeCluster(t)}
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t)}
 	for _, tc := range []struct {
 		args       []string
 		code       int
@@ -24,7 +27,7 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"--bogus"}, code: 2, stderr: "unknown flag: --bogus", stdoutNone: true},
 		{args: []string{"status"}, code: 2, stderr: "status takes one Monocle's name", stdoutNone: true},
 		{args: []string{"status", "a", "b"}, code: 2, stderr: "got 2 arguments", stdoutNone: true},
-		// The one-name check, written once (oneName), for each command that takes it.
+		// The one-name check, written once (plugin.OneName), for each command that takes it.
 		{args: []string{"backup"}, code: 2, stderr: "backup takes one Monocle's name, got 0 arguments", stdoutNone: true},
 		{args: []string{"restore", "a", "b", "--undo"}, code: 2, stderr: "restore takes one Monocle's name, got 2 arguments", stdoutNone: true},
 		{args: []string{"status", "a", "-o", "wide"}, code: 2, stderr: `-o "wide": json or yaml`, stdoutNone: true},

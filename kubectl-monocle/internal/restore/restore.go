@@ -1,4 +1,6 @@
-package main
+// Package restore is kubectl monocle restore: a snapshot restored, the
+// writers stopped around it, resumed or undone from its record.
+package restore
 
 import (
 	"context"
@@ -11,31 +13,24 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/internal/command"
-	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorejob"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
 	"github.com/change-metrics/monocle-hook/internal/snapshot"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
-
-// restoreAnnotation, on a Monocle, is the restore under way: its record
-// (internal/restorerecord), which it resumes or undoes from, once checked.
-const restoreAnnotation = restorerecord.Annotation
 
 // stoppedComponents are the pods that write to the indices (the API, the
 // crawler, the update-idents and janitor Jobs) or read them (a snapshot
@@ -53,7 +48,8 @@ type restoreOptions struct {
 	before *restorerecord.Before
 }
 
-func newRestore(o *options) *cobra.Command {
+// New is the restore command.
+func New(o *plugin.Options) *cobra.Command {
 	var ro restoreOptions
 	cmd := &cobra.Command{
 		Use:   "restore NAME --snapshot SNAPSHOT [--dry-run] | restore NAME --undo",
@@ -61,7 +57,7 @@ func newRestore(o *options) *cobra.Command {
 		Long: `Restores SNAPSHOT into the Monocle NAME's Elasticsearch, in place, step by step, each waited for
 and said:
   1. the API and the crawler stopped and the snapshots suspended (a patch of the Monocle that
-     keeps the values it changes in the annotation ` + restoreAnnotation + `),
+     keeps the values it changes in the annotation ` + plugin.RestoreAnnotation + `),
   2. waited for until none of their pods (nor an update-idents or janitor Job's) runs,
   3. the restore Job (monocle-hook restore, as the snapshot user, from the Monocle's own
      snapshot repository) created and followed to its end,
@@ -90,13 +86,13 @@ refusal, or the cluster could not be read.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			return checkRestoreArgs(&ro, args)
 		},
-		ValidArgsFunction: completeMonocles(o),
+		ValidArgsFunction: plugin.CompleteMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, c, err := o.target()
+			ns, c, err := o.Target()
 			if err != nil {
 				return err
 			}
-			ro.hookImage = o.hookImage
+			ro.hookImage = o.HookImage
 			if ro.before, err = explicitBefore(cmd, ro.undo); err != nil {
 				return err
 			}
@@ -113,17 +109,17 @@ refusal, or the cluster could not be read.`,
 
 // checkRestoreArgs checks restore's one name and its flags' combination.
 func checkRestoreArgs(ro *restoreOptions, args []string) error {
-	if err := oneName("restore", args); err != nil {
+	if err := plugin.OneName("restore", args); err != nil {
 		return err
 	}
 	switch {
 	case ro.undo && (ro.snapshot != "" || ro.dryRun):
-		return usageError{errors.New("restore --undo takes no --snapshot nor --dry-run")}
+		return plugin.UsageError{Err: errors.New("restore --undo takes no --snapshot nor --dry-run")}
 	case !ro.undo && ro.snapshot == "":
-		return usageError{errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
+		return plugin.UsageError{Err: errors.New("restore needs --snapshot (docs/snapshots.md#restore: how to list them), or --undo")}
 	case !ro.undo:
 		if _, err := snapshot.CheckWritten(ro.snapshot); err != nil {
-			return usageError{fmt.Errorf("--snapshot: %w", err)}
+			return plugin.UsageError{Err: fmt.Errorf("--snapshot: %w", err)}
 		}
 	}
 	return nil
@@ -154,16 +150,16 @@ func explicitBefore(cmd *cobra.Command, undo bool) (*restorerecord.Before, error
 	case len(given) == 0:
 		return nil, nil
 	case !undo:
-		return nil, usageError{fmt.Errorf("--%s is for --undo only", given[0])}
+		return nil, plugin.UsageError{Err: fmt.Errorf("--%s is for --undo only", given[0])}
 	case len(given) != len(undoFlags):
-		return nil, usageError{fmt.Errorf("--undo with explicit values takes all of --%s", strings.Join(undoFlags, ", --"))}
+		return nil, plugin.UsageError{Err: fmt.Errorf("--undo with explicit values takes all of --%s", strings.Join(undoFlags, ", --"))}
 	}
 	b := &restorerecord.Before{}
 	replicas, _ := f.GetInt32("api-replicas")
 	enabled, _ := f.GetBool("crawler-enabled")
 	suspend, _ := f.GetBool("snapshots-suspend")
 	if replicas < 0 {
-		return nil, usageError{fmt.Errorf("--api-replicas %d: at least 0", replicas)}
+		return nil, plugin.UsageError{Err: fmt.Errorf("--api-replicas %d: at least 0", replicas)}
 	}
 	b.Spec.API.Replicas, b.Spec.Crawler.Enabled, b.Spec.Elasticsearch.Snapshots.Suspend = &replicas, &enabled, &suspend
 	return b, nil
@@ -171,7 +167,7 @@ func explicitBefore(cmd *cobra.Command, undo bool) (*restorerecord.Before, error
 
 // restorer runs one restore.
 type restorer struct {
-	c        *clients
+	c        *plugin.Clients
 	out      io.Writer
 	ns, name string
 	o        restoreOptions
@@ -201,9 +197,9 @@ func (r *restorer) run(ctx context.Context) error {
 	job, err := restorejob.Build(restorejob.Options{Monocle: r.name, Namespace: r.ns, Snapshot: r.o.snapshot, Repository: r.repository,
 		Location: r.location, Image: image, Timeout: r.o.timeout})
 	if err != nil {
-		return usageError{err}
+		return plugin.UsageError{Err: err}
 	}
-	idents, note, err := janitorJob(ctx, r.c, m, janitorjob.Options{Monocle: r.name, Command: "update-idents"}, r.o.hookImage)
+	idents, note, err := plugin.JanitorJob(ctx, r.c, m, janitorjob.Options{Monocle: r.name, Command: "update-idents"}, r.o.hookImage)
 	if err != nil {
 		return fmt.Errorf("the update-idents Job a restore ends with: %w", err)
 	}
@@ -218,7 +214,7 @@ func (r *restorer) run(ctx context.Context) error {
 		return err
 	}
 	if resuming {
-		r.say("Resuming the restore of snapshot %s into Monocle %s, begun before (annotation %s, at step %s).", r.o.snapshot, r.name, restoreAnnotation, rec.Step)
+		r.say("Resuming the restore of snapshot %s into Monocle %s, begun before (annotation %s, at step %s).", r.o.snapshot, r.name, plugin.RestoreAnnotation, rec.Step)
 	}
 
 	if !resuming || rec.Step == restorerecord.Stopping || rec.Step == restorerecord.Restoring {
@@ -233,7 +229,7 @@ func (r *restorer) run(ctx context.Context) error {
 // then waits until none of their pods runs (steps 1 and 2).
 func (r *restorer) stopWriters(ctx context.Context) (restorerecord.Record, error) {
 	r.step = "stopping the writers"
-	r.say("1/5 Stopping the API and the crawler, suspending the snapshots (their values kept in the annotation %s).", restoreAnnotation)
+	r.say("1/5 Stopping the API and the crawler, suspending the snapshots (their values kept in the annotation %s).", plugin.RestoreAnnotation)
 	// On the Monocle as read: Metacontroller writes its status at each
 	// sync, which is a conflict to read again after, not a value lost.
 	var rec restorerecord.Record
@@ -252,7 +248,7 @@ func (r *restorer) stopWriters(ctx context.Context) (restorerecord.Record, error
 	}
 	r.step = "waiting for the writers' pods to end"
 	r.say("2/5 Waiting until no pod of %s runs.", strings.Join(stoppedComponents, ", "))
-	if err := waitStopped(ctx, r.c, r.ns, r.name, stoppedComponents, r.o.stopTimeout); err != nil {
+	if err := plugin.WaitStopped(ctx, r.c, r.ns, r.name, stoppedComponents, r.o.stopTimeout); err != nil {
 		return rec, r.interrupted(err)
 	}
 	return rec, nil
@@ -278,23 +274,23 @@ func (r *restorer) restore(ctx context.Context, existing, job *batchv1.Job) (res
 	} else {
 		r.say("3/5 Restoring: Job %s was created before; following it to its end.", job.Name)
 	}
-	ended, _, err := followJob(ctx, r.c, r.out, r.ns, job.Name, r.o.timeout+3*time.Minute)
+	ended, _, err := plugin.FollowJob(ctx, r.c, r.out, r.ns, job.Name, r.o.timeout+3*time.Minute)
 	if err != nil {
 		return rec, r.interrupted(err)
 	}
 	if ended.UID != types.UID(rec.JobUID) {
 		return rec, r.interrupted(fmt.Errorf("the Job %s that ended is not the restore's (another UID)", job.Name))
 	}
-	if _, ok, why := jobEnd(ended); !ok {
+	if _, ok, why := plugin.JobEnd(ended); !ok {
 		if err := r.putBack(ctx, rec); err != nil {
 			return rec, r.interrupted(err)
 		}
-		return rec, errExit{code: 1, err: fmt.Errorf("the restore failed: %s. The Monocle is put back; the indices the restore closed stay closed until a restore succeeds. Job %s is kept for its log (%s); this command, run again, deletes it and restores again", why, job.Name, logsCommand(r.ns, job.Name))}
+		return rec, plugin.ErrExit{Code: 1, Err: fmt.Errorf("the restore failed: %s. The Monocle is put back; the indices the restore closed stay closed until a restore succeeds. Job %s is kept for its log (%s); this command, run again, deletes it and restores again", why, job.Name, plugin.LogsCommand(r.ns, job.Name))}
 	}
 	if rec, err = r.advance(ctx, rec, restorerecord.UpdatingIdents, ""); err != nil {
 		return rec, r.interrupted(err)
 	}
-	if err := deleteJob(ctx, r.c, r.ns, job.Name); err != nil {
+	if err := plugin.DeleteJob(ctx, r.c, r.ns, job.Name); err != nil {
 		return rec, r.interrupted(err)
 	}
 	return rec, nil
@@ -310,7 +306,7 @@ func (r *restorer) finish(ctx context.Context, rec restorerecord.Record, idents 
 		if err != nil {
 			return r.interrupted(err)
 		}
-		if _, ok, why := jobEnd(ended); !ok {
+		if _, ok, why := plugin.JobEnd(ended); !ok {
 			identsFailed = why
 		}
 	}
@@ -318,10 +314,10 @@ func (r *restorer) finish(ctx context.Context, rec restorerecord.Record, idents 
 		return r.interrupted(err)
 	}
 	if identsFailed != "" {
-		return errExit{code: 1, err: fmt.Errorf("snapshot %s is restored, but update-idents failed: %s. The Monocle is put back; the restored changes keep the authors they were crawled with until update-idents succeeds: %s (Job %s is kept for its log: %s)",
-			r.o.snapshot, identsFailed, command.Line("kubectl", "monocle", "janitor", r.name, "update-idents", "-n", r.ns), idents.Name, logsCommand(r.ns, idents.Name))}
+		return plugin.ErrExit{Code: 1, Err: fmt.Errorf("snapshot %s is restored, but update-idents failed: %s. The Monocle is put back; the restored changes keep the authors they were crawled with until update-idents succeeds: %s (Job %s is kept for its log: %s)",
+			r.o.snapshot, identsFailed, command.Line("kubectl", "monocle", "janitor", r.name, "update-idents", "-n", r.ns), idents.Name, plugin.LogsCommand(r.ns, idents.Name))}
 	}
-	if err := deleteJob(ctx, r.c, r.ns, idents.Name); err != nil {
+	if err := plugin.DeleteJob(ctx, r.c, r.ns, idents.Name); err != nil {
 		return err
 	}
 	r.say("Snapshot %s restored into Monocle %s, its changes re-attributed to the config's idents; the API and the crawler start again, and the crawlers resume from where the snapshot left them.", r.o.snapshot, r.name)
@@ -330,7 +326,7 @@ func (r *restorer) finish(ctx context.Context, rec restorerecord.Record, idents 
 
 // read reads the Monocle, as an object and as its type.
 func (r *restorer) read(ctx context.Context) (*unstructured.Unstructured, *v1alpha1.Monocle, error) {
-	u, err := r.c.dyn.Resource(monocleGVR).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	u, err := r.c.Dyn.Resource(plugin.MonocleGVR).Namespace(r.ns).Get(ctx, r.name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading Monocle %s/%s: %w", r.ns, r.name, err)
 	}
@@ -349,7 +345,7 @@ func (r *restorer) ownRepository(ctx context.Context, m *v1alpha1.Monocle) (stri
 	if m.Spec.Elasticsearch.Snapshots == nil {
 		return "", fmt.Errorf("no snapshots: Monocle %s takes none (spec.elasticsearch.snapshots is not set): a restore reads its snapshot repository, whose volume is mounted only while it is set", r.name)
 	}
-	cj, err := answeredCronJob(ctx, r.c, m, r.o.hookImage)
+	cj, err := plugin.AnsweredCronJob(ctx, r.c, m, r.o.hookImage)
 	if err != nil {
 		return "", err
 	}
@@ -378,17 +374,17 @@ func (r *restorer) ownRepository(ctx context.Context, m *v1alpha1.Monocle) (stri
 // snapshots use: anyone who may edit the Monocle may write it, and what
 // it puts back is applied with the admin's rights.
 func (r *restorer) record(u *unstructured.Unstructured) (restorerecord.Record, bool, error) {
-	if _, ok := u.GetAnnotations()[janitorAnnotation]; ok {
-		return restorerecord.Record{}, false, fmt.Errorf("a janitor command stopped Monocle %s's crawler (annotation %s) and has not put it back: run that command again to finish it, then restore", r.name, janitorAnnotation)
+	if _, ok := u.GetAnnotations()[plugin.JanitorAnnotation]; ok {
+		return restorerecord.Record{}, false, fmt.Errorf("a janitor command stopped Monocle %s's crawler (annotation %s) and has not put it back: run that command again to finish it, then restore", r.name, plugin.JanitorAnnotation)
 	}
-	if raw, ok := u.GetAnnotations()[restoreAnnotation]; ok {
+	if raw, ok := u.GetAnnotations()[plugin.RestoreAnnotation]; ok {
 		rec, err := r.checkRecord(u, raw)
 		switch {
 		case err != nil:
 			return rec, false, err
 		case rec.Snapshot != r.o.snapshot:
 			return rec, false, fmt.Errorf("a restore of snapshot %s is under way for Monocle %s: resume it with %s, or put the Monocle back as it was with %s",
-				rec.Snapshot, r.name, resumeCommand(r.ns, r.name, rec.Snapshot), undoCommand(r.ns, r.name))
+				rec.Snapshot, r.name, resumeCommand(r.ns, r.name, rec.Snapshot), plugin.UndoCommand(r.ns, r.name))
 		}
 		return rec, true, nil
 	}
@@ -438,7 +434,7 @@ func (r *restorer) refuseRecord(why string) error {
 		afresh = "restore afresh with " + resumeCommand(r.ns, r.name, r.o.snapshot)
 	}
 	return fmt.Errorf("the annotation %s of Monocle %s is not a record this command wrote for it (%s): nothing of it is applied. Put the Monocle back with the values it had before the restore: %s (those are the defaults: give yours), then %s",
-		restoreAnnotation, r.name, printable.Escape(why), explicitUndoCommand(r.ns, r.name), afresh)
+		plugin.RestoreAnnotation, r.name, printable.Escape(why), explicitUndoCommand(r.ns, r.name), afresh)
 }
 
 // existing is the restore Job of the name job has, when it is the one the
@@ -449,7 +445,7 @@ func (r *restorer) existing(ctx context.Context, rec restorerecord.Record, resum
 	if resuming && rec.Step != restorerecord.Stopping && rec.Step != restorerecord.Restoring {
 		return nil, nil
 	}
-	existing, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, job.Name)
+	existing, err := plugin.Get[batchv1.Job](ctx, r.c, plugin.JobGVR, r.ns, job.Name)
 	if err != nil || existing == nil {
 		return nil, err
 	}
@@ -459,22 +455,22 @@ func (r *restorer) existing(ctx context.Context, rec restorerecord.Record, resum
 		}
 		return existing, nil
 	}
-	if err := ours(existing, job); err != nil {
+	if err := plugin.Ours(existing, job); err != nil {
 		return nil, err
 	}
-	if ended, _, _ := jobEnd(existing); !ended {
+	if ended, _, _ := plugin.JobEnd(existing); !ended {
 		return nil, fmt.Errorf("the restore Job %s already runs, outside any restore this command recorded: wait for it, or delete it", job.Name)
 	}
 	r.say("Deleting Job %s, of an earlier restore of the same snapshot.", job.Name)
-	return nil, deleteJob(ctx, r.c, r.ns, job.Name)
+	return nil, plugin.DeleteJob(ctx, r.c, r.ns, job.Name)
 }
 
 // create creates job and gives its UID.
 func (r *restorer) create(ctx context.Context, job *batchv1.Job) (string, error) {
-	if err := createJob(ctx, r.c, job.DeepCopy()); err != nil {
+	if err := plugin.CreateJob(ctx, r.c, job.DeepCopy()); err != nil {
 		return "", err
 	}
-	created, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, job.Name)
+	created, err := plugin.Get[batchv1.Job](ctx, r.c, plugin.JobGVR, r.ns, job.Name)
 	if err == nil && created == nil {
 		err = fmt.Errorf("the Job %s is gone", job.Name)
 	}
@@ -495,11 +491,11 @@ func (r *restorer) advance(ctx context.Context, rec restorerecord.Record, step r
 		if err != nil {
 			return err
 		}
-		if u.GetAnnotations()[restoreAnnotation] != rec.Encode() {
+		if u.GetAnnotations()[plugin.RestoreAnnotation] != rec.Encode() {
 			return fmt.Errorf("the restore's record on Monocle %s changed or is gone (an --undo, or an edit)", r.name)
 		}
 		b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(),
-			"annotations": map[string]any{restoreAnnotation: next.Encode()}}})
+			"annotations": map[string]any{plugin.RestoreAnnotation: next.Encode()}}})
 		return r.patch(ctx, b)
 	})
 	return next, err
@@ -510,7 +506,7 @@ func (r *restorer) advance(ctx context.Context, rec restorerecord.Record, step r
 // names (by UID) is followed, one of another UID refused, and one ended
 // of an earlier run replaced.
 func (r *restorer) updateIdents(ctx context.Context, rec *restorerecord.Record, idents *batchv1.Job) (*batchv1.Job, error) {
-	existing, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, idents.Name)
+	existing, err := plugin.Get[batchv1.Job](ctx, r.c, plugin.JobGVR, r.ns, idents.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -520,13 +516,13 @@ func (r *restorer) updateIdents(ctx context.Context, rec *restorerecord.Record, 
 	case existing != nil && rec.JobUID != "":
 		return nil, r.refuseRecord(fmt.Sprintf("the update-idents Job %s is not the one it names: another UID", idents.Name))
 	case existing != nil:
-		if err := ours(existing, idents); err != nil {
+		if err := plugin.Ours(existing, idents); err != nil {
 			return nil, err
 		}
-		if ended, _, _ := jobEnd(existing); !ended {
+		if ended, _, _ := plugin.JobEnd(existing); !ended {
 			return nil, fmt.Errorf("the update-idents Job %s runs, outside this restore: wait for it to end, then resume", idents.Name)
 		}
-		if err := deleteJob(ctx, r.c, r.ns, idents.Name); err != nil {
+		if err := plugin.DeleteJob(ctx, r.c, r.ns, idents.Name); err != nil {
 			return nil, err
 		}
 		existing = nil
@@ -541,7 +537,7 @@ func (r *restorer) updateIdents(ctx context.Context, rec *restorerecord.Record, 
 		}
 		r.say("4/5 Updating the idents: Job %s created (monocle janitor update-idents, for the config the API runs); following it to its end.", idents.Name)
 	}
-	ended, _, err := followJob(ctx, r.c, r.out, r.ns, idents.Name, time.Hour)
+	ended, _, err := plugin.FollowJob(ctx, r.c, r.out, r.ns, idents.Name, time.Hour)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +570,7 @@ func nested(u *unstructured.Unstructured, fields ...string) any {
 // conflict, not a value lost.
 func (r *restorer) stopPatch(u *unstructured.Unstructured, rec restorerecord.Record) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "annotations": map[string]any{restoreAnnotation: rec.Encode()}},
+		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "annotations": map[string]any{plugin.RestoreAnnotation: rec.Encode()}},
 		"spec": map[string]any{"api": map[string]any{"replicas": 0}, "crawler": map[string]any{"enabled": false},
 			"elasticsearch": map[string]any{"snapshots": map[string]any{"suspend": true}}},
 	})
@@ -591,86 +587,25 @@ func beforePatch(before *restorerecord.Before) []byte {
 	b, _ := json.Marshal(struct {
 		Metadata map[string]any `json:"metadata"`
 		*restorerecord.Before
-	}{map[string]any{"annotations": map[string]any{restoreAnnotation: nil}}, before})
+	}{map[string]any{"annotations": map[string]any{plugin.RestoreAnnotation: nil}}, before})
 	return b
 }
 
 func (r *restorer) patch(ctx context.Context, patch []byte) error {
-	_, err := r.c.dyn.Resource(monocleGVR).Namespace(r.ns).Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-monocle"})
+	_, err := r.c.Dyn.Resource(plugin.MonocleGVR).Namespace(r.ns).Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-monocle"})
 	if err != nil {
 		return fmt.Errorf("patching Monocle %s/%s: %w", r.ns, r.name, err)
 	}
 	return nil
 }
 
-// waitStopped waits, at most timeout, until the hook has answered the
-// Monocle's spec as it is now and no pod of components runs: the API's and
-// the crawler's Deployments (when among them) at 0, the snapshot CronJob
-// (when among them) suspended with no run active.
-func waitStopped(ctx context.Context, c *clients, ns, name string, components []string, timeout time.Duration) error {
-	n := instance.For(name)
-	left := ""
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		m, err := readMonocle(ctx, c, ns, name)
-		if err != nil {
-			return false, err
-		}
-		if m.Status.ObservedGeneration < m.Generation {
-			left = "the hook's answer to the patched spec"
-			return false, nil
-		}
-		for _, w := range [][2]string{{"api", n.API}, {"crawler", n.Crawler}} {
-			component, deployment := w[0], w[1]
-			if !slices.Contains(components, component) {
-				continue
-			}
-			d, err := get[appsv1.Deployment](ctx, c, deploymentGVR, ns, deployment)
-			if err != nil {
-				return false, err
-			}
-			if d != nil && (d.Spec.Replicas == nil || *d.Spec.Replicas != 0 || d.Status.Replicas != 0) {
-				left = "Deployment " + deployment + " scaled to 0"
-				return false, nil
-			}
-		}
-		if slices.Contains(components, "snapshots") {
-			cj, err := get[batchv1.CronJob](ctx, c, cronJobGVR, ns, n.Snapshots)
-			if err != nil {
-				return false, err
-			}
-			if cj != nil && (cj.Spec.Suspend == nil || !*cj.Spec.Suspend || len(cj.Status.Active) > 0) {
-				left = "CronJob " + n.Snapshots + " suspended, with no run active"
-				return false, nil
-			}
-		}
-		list, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(
-			"app.kubernetes.io/instance="+name+",app.kubernetes.io/component in ("+strings.Join(components, ",")+")"))
-		if err != nil {
-			return false, err
-		}
-		for _, item := range list.Items {
-			var p corev1.Pod
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &p) == nil &&
-				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				left = "pod " + p.Name + " to end"
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		err = fmt.Errorf("still waiting for %s after %s", left, timeout)
-	}
-	return err
-}
-
 // interrupted says where the restore stopped, and how to resume or undo it.
 func (r *restorer) interrupted(err error) error {
 	if errors.Is(err, context.Canceled) {
-		err = errInterrupted
+		err = plugin.ErrInterrupted
 	}
 	return fmt.Errorf("the restore stopped while %s: %w. Resume it with %s, or put the Monocle back as it was with %s (a restore Job already created runs on)",
-		r.step, err, resumeCommand(r.ns, r.name, r.o.snapshot), undoCommand(r.ns, r.name))
+		r.step, err, resumeCommand(r.ns, r.name, r.o.snapshot), plugin.UndoCommand(r.ns, r.name))
 }
 
 // undo puts back the Monocle of an interrupted restore: as its record
@@ -680,9 +615,9 @@ func (r *restorer) undo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, ok := u.GetAnnotations()[restoreAnnotation]
+	raw, ok := u.GetAnnotations()[plugin.RestoreAnnotation]
 	if !ok {
-		return fmt.Errorf("no restore of Monocle %s is under way (no annotation %s): nothing to undo", r.name, restoreAnnotation)
+		return fmt.Errorf("no restore of Monocle %s is under way (no annotation %s): nothing to undo", r.name, plugin.RestoreAnnotation)
 	}
 	if r.o.before != nil {
 		if err := r.patch(ctx, beforePatch(r.o.before)); err != nil {
@@ -698,12 +633,12 @@ func (r *restorer) undo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	job, err := get[batchv1.Job](ctx, r.c, jobGVR, r.ns, restorejob.JobName(r.name, rec.Repository, rec.Snapshot))
+	job, err := plugin.Get[batchv1.Job](ctx, r.c, plugin.JobGVR, r.ns, restorejob.JobName(r.name, rec.Repository, rec.Snapshot))
 	if err != nil {
 		return err
 	}
 	if job != nil {
-		if ended, _, _ := jobEnd(job); !ended {
+		if ended, _, _ := plugin.JobEnd(job); !ended {
 			return fmt.Errorf("the restore Job %s runs: the indices are being replaced; follow it to its end with %s", job.Name, resumeCommand(r.ns, r.name, rec.Snapshot))
 		}
 	}
@@ -741,14 +676,10 @@ func (r *restorer) printPlan(stop, back []byte, job, idents *batchv1.Job) error 
 	return err
 }
 
-// resumeCommand, undoCommand and explicitUndoCommand are the commands an
+// resumeCommand, plugin.UndoCommand and explicitUndoCommand are the commands an
 // interrupted or refused restore prints.
 func resumeCommand(ns, name, snapshot string) string {
 	return command.Line("kubectl", "monocle", "restore", name, "-n", ns, "--snapshot", snapshot)
-}
-
-func undoCommand(ns, name string) string {
-	return command.Line("kubectl", "monocle", "restore", name, "-n", ns, "--undo")
 }
 
 // explicitUndoCommand gives the defaults: the reader gives the values the

@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/hook/wire"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 const withTokens = `
@@ -81,8 +83,8 @@ func TestCheck(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dyn := fakeCluster(t, tc.objects...)
-			code, stdout, stderr := runWith(&clients{dyn: dyn}, tc.args...)
+			dyn := plugintest.FakeCluster(t, tc.objects...)
+			code, stdout, stderr := runWith(&plugin.Clients{Dyn: dyn}, tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, stdout, stderr)
 			}
@@ -121,13 +123,13 @@ func TestCheck(t *testing.T) {
 // show none.
 func TestCheckShowsDrift(t *testing.T) {
 	ctx := context.Background()
-	dyn := fakeCluster(t, snapshotsMonocle)
-	c := &clients{dyn: dyn}
-	m, err := readMonocle(ctx, c, "ns", "m")
+	dyn := plugintest.FakeCluster(t, plugintest.SnapshotsMonocle)
+	c := &plugin.Clients{Dyn: dyn}
+	m, err := plugin.ReadMonocle(ctx, c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := answer(ctx, c, m, elastic.DefaultHookImage)
+	resp, err := plugin.Answer(ctx, c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +137,11 @@ func TestCheckShowsDrift(t *testing.T) {
 	for _, child := range resp.Children {
 		obj := child.(metav1.Object)
 		obj.SetNamespace("ns")
-		if spec, _ := podSpecOf(child); spec != nil {
+		if spec, _ := plugin.PodSpecOf(child); spec != nil {
 			podChildren++
 			switch o := child.(type) {
 			case *batchv1.CronJob:
-				plant(o)
+				plugintest.Plant(o)
 			case *appsv1.Deployment:
 				if o.Name == "m-api" {
 					o.Spec.Template.Spec.HostPID = true
@@ -193,7 +195,7 @@ func TestCheckShowsDrift(t *testing.T) {
 		t.Errorf("%d children drift, want 2", n)
 	}
 	// As the hook answers them: none.
-	resp, err = answer(ctx, c, m, elastic.DefaultHookImage)
+	resp, err = plugin.Answer(ctx, c, m, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,4 +206,18 @@ func TestCheckShowsDrift(t *testing.T) {
 	if code, stdout, stderr := runWith(c, "check", "-n", "ns", "--hook-image", elastic.DefaultHookImage); code != 0 || strings.Contains(stdout, ChildDrift) {
 		t.Errorf("the hook's own children: exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// A Monocle whose spec the hook refuses has its children held as last
+// applied, a copy anyone who may edit the child can write: the plugin
+// builds nothing from that answer. backup and restore are refused, naming
+// the reason (backup the command that says what to change), and change
+// nothing; check reports the refusal and compares no child.
+func TestCheckNoJobFromAHeldAnswer(t *testing.T) {
+	c := plugintest.HeldAnswer(t)
+	code, stdout, stderr := runWith(c, "check", "-n", "ns")
+	if code != 1 || !strings.Contains(stdout, "ns/m: InvalidSpec: ") || strings.Contains(stdout, ChildDrift) {
+		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	plugintest.Unchanged(t, c)
 }

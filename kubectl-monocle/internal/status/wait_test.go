@@ -1,4 +1,4 @@
-package main
+package status
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
+
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 // monocleAt is a Monocle of generation gen whose status is of observed,
@@ -41,7 +44,7 @@ func TestStatusWait(t *testing.T) {
 		"conditions of an older one": {strings.ReplaceAll(monocleAt(2, 2, "True Applied", "True AllComponentsReady"), "observedGeneration: 2,", "observedGeneration: 1,"), 1, "no SpecApplied condition of generation 2 yet"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := &clients{dyn: fakeCluster(t, tc.monocle)}
+			c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, tc.monocle)}
 			code, stdout, stderr := runWith(c, "status", "m", "-n", "ns", "--wait", "--timeout", "1s")
 			if code != tc.code || !strings.Contains(stderr, tc.says) || !strings.Contains(stdout, "Monocle ns/m (generation 2") {
 				t.Errorf("exit %d, want %d saying %q\n%s%s", code, tc.code, tc.says, stdout, stderr)
@@ -50,7 +53,7 @@ func TestStatusWait(t *testing.T) {
 	}
 
 	// Synced, then ready, while it waits.
-	dyn := fakeCluster(t, monocleAt(2, 1, "True Applied", "True AllComponentsReady"))
+	dyn := plugintest.FakeCluster(t, monocleAt(2, 1, "True Applied", "True AllComponentsReady"))
 	steps := []string{monocleAt(2, 2, "True Applied", "False ComponentsNotReady"), monocleAt(2, 2, "True Applied", "True AllComponentsReady")}
 	gets := 0
 	dyn.PrependReactor("get", "monocles", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -64,7 +67,7 @@ func TestStatusWait(t *testing.T) {
 		}
 		return true, u, nil
 	})
-	code, stdout, stderr := runWith(&clients{dyn: dyn}, "status", "m", "-n", "ns", "--wait", "--timeout", "1m")
+	code, stdout, stderr := runWith(&plugin.Clients{Dyn: dyn}, "status", "m", "-n", "ns", "--wait", "--timeout", "1m")
 	if code != 0 || gets < 3 || !strings.Contains(stdout, "AllComponentsReady") {
 		t.Errorf("exit %d after %d reads\n%s%s", code, gets, stdout, stderr)
 	}
@@ -86,7 +89,7 @@ func TestStatusNotSynced(t *testing.T) {
 		"synced": {monocleAt(3, 3, "True Applied", "True AllComponentsReady"), ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st, err := readStatus(context.Background(), &clients{dyn: fakeCluster(t, tc.monocle)}, "ns", "m", now)
+			st, err := readStatus(context.Background(), &plugin.Clients{Dyn: plugintest.FakeCluster(t, tc.monocle)}, "ns", "m", now)
 			if err != nil {
 				t.Fatal(err)
 			}

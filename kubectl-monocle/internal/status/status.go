@@ -1,4 +1,6 @@
-package main
+// Package status is kubectl monocle status: how a Monocle is doing, from
+// its status, its children and its pods, and its crawlers' commits.
+package status
 
 import (
 	"bytes"
@@ -39,13 +41,8 @@ import (
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/monocleconfig"
 	"github.com/change-metrics/monocle-hook/internal/printable"
-)
-
-var (
-	monocleGVR = schema.GroupVersionResource{Group: hook.Group, Version: hook.Version, Resource: "monocles"}
-	podGVR     = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	cmGVR      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/monocleapi"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
 // Status is what status prints, and -o json|yaml writes.
@@ -130,7 +127,8 @@ type Crawler struct {
 	Error        string     `json:"error,omitempty"`
 }
 
-func newStatus(o *options) *cobra.Command {
+// New is the status command.
+func New(o *plugin.Options) *cobra.Command {
 	var output string
 	var waitFor bool
 	var timeout time.Duration
@@ -153,15 +151,15 @@ fixes (InvalidSpec, ConfigInvalid).`,
   kubectl monocle status my-monocle -o json
   kubectl monocle status my-monocle --wait --timeout 15m`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if err := oneName("status", args); err != nil {
+			if err := plugin.OneName("status", args); err != nil {
 				return err
 			}
 			if output != "" && output != "json" && output != "yaml" {
-				return usageError{fmt.Errorf("-o %q: json or yaml", output)}
+				return plugin.UsageError{Err: fmt.Errorf("-o %q: json or yaml", output)}
 			}
 			return nil
 		},
-		ValidArgsFunction: completeMonocles(o),
+		ValidArgsFunction: plugin.CompleteMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStatus(cmd, o, args[0], output, waitFor, timeout)
 		},
@@ -174,12 +172,12 @@ fixes (InvalidSpec, ConfigInvalid).`,
 }
 
 // waitApplied waits, at most timeout, until the Monocle ns/name's last
-// change is applied and serving (notYet). It ends at once, errExit 1, on a
-// refusal only an edit of the spec fixes; timed out, errExit 1 with why.
-func waitApplied(ctx context.Context, c *clients, ns, name string, timeout time.Duration) error {
+// change is applied and serving (notYet). It ends at once, plugin.ErrExit 1, on a
+// refusal only an edit of the spec fixes; timed out, plugin.ErrExit 1 with why.
+func waitApplied(ctx context.Context, c *plugin.Clients, ns, name string, timeout time.Duration) error {
 	var why string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	err := wait.PollUntilContextTimeout(ctx, plugin.PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		u, err := c.Dyn.Resource(plugin.MonocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
 		}
@@ -190,12 +188,12 @@ func waitApplied(ctx context.Context, c *clients, ns, name string, timeout time.
 		var refused bool
 		why, refused = notYet(&m)
 		if refused {
-			return false, errExit{code: 1, err: fmt.Errorf("%s: only an edit of the spec changes that", why)}
+			return false, plugin.ErrExit{Code: 1, Err: fmt.Errorf("%s: only an edit of the spec changes that", why)}
 		}
 		return why == "", nil
 	})
 	if wait.Interrupted(err) && ctx.Err() == nil {
-		return errExit{code: 1, err: fmt.Errorf("not applied and serving after %s: %s", timeout, why)}
+		return plugin.ErrExit{Code: 1, Err: fmt.Errorf("not applied and serving after %s: %s", timeout, why)}
 	}
 	return err
 }
@@ -214,28 +212,24 @@ func notYet(m *v1alpha1.Monocle) (why string, refused bool) {
 		case c == nil || c.ObservedGeneration < m.Generation:
 			return "no " + t + " condition of generation " + strconv.FormatInt(m.Generation, 10) + " yet", false
 		case c.Status != metav1.ConditionTrue:
-			return fmt.Sprintf("%s is %s, %s: %s", t, c.Status, c.Reason, cut(c.Message, 300)), condition.Refused(m.Status) != nil
+			return fmt.Sprintf("%s is %s, %s: %s", t, c.Status, c.Reason, monocleapi.Cut(c.Message, 300)), condition.Refused(m.Status) != nil
 		}
 	}
 	return "", false
 }
 
-func listOptions(selector string) metav1.ListOptions {
-	return metav1.ListOptions{LabelSelector: selector}
-}
-
 // readStatus reads the Monocle name of namespace ns and what it runs.
 // runStatus prints the Monocle name's status, after waiting, with
 // --wait, until its last change is applied and serving.
-func runStatus(cmd *cobra.Command, o *options, name, output string, waitFor bool, timeout time.Duration) error {
-	ns, c, err := o.target()
+func runStatus(cmd *cobra.Command, o *plugin.Options, name, output string, waitFor bool, timeout time.Duration) error {
+	ns, c, err := o.Target()
 	if err != nil {
 		return err
 	}
 	var waited error
 	if waitFor {
 		waited = waitApplied(cmd.Context(), c, ns, name, timeout)
-		var exit errExit
+		var exit plugin.ErrExit
 		if waited != nil && !errors.As(waited, &exit) {
 			return waited
 		}
@@ -252,8 +246,8 @@ func runStatus(cmd *cobra.Command, o *options, name, output string, waitFor bool
 	return waited
 }
 
-func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time) (*Status, error) {
-	u, err := c.dyn.Resource(monocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+func readStatus(ctx context.Context, c *plugin.Clients, ns, name string, now time.Time) (*Status, error) {
+	u, err := c.Dyn.Resource(plugin.MonocleGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading Monocle %s/%s: %w", ns, name, err)
 	}
@@ -272,7 +266,7 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	pods, err := c.dyn.Resource(podGVR).Namespace(ns).List(ctx, listOptions(selector))
+	pods, err := c.Dyn.Resource(plugin.PodGVR).Namespace(ns).List(ctx, plugin.ListOptions(selector))
 	switch {
 	case apierrors.IsForbidden(err):
 		st.NotShown = append(st.NotShown, fmt.Sprintf("Pods: you may not list pods in %s", ns))
@@ -295,11 +289,11 @@ func readStatus(ctx context.Context, c *clients, ns, name string, now time.Time)
 
 // readChildren adds the Monocle's children to st, and gives its API's
 // Deployment and its snapshots' CronJob, nil if not there.
-func readChildren(ctx context.Context, c *clients, st *Status, selector string, now time.Time) (apiDeployment *appsv1.Deployment, cronJob *batchv1.CronJob, err error) {
+func readChildren(ctx context.Context, c *plugin.Clients, st *Status, selector string, now time.Time) (apiDeployment *appsv1.Deployment, cronJob *batchv1.CronJob, err error) {
 	ns, name := st.Namespace, st.Name
 	for _, k := range wire.ChildKinds {
 		gvr := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).GroupVersion().WithResource(k.Resource)
-		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, listOptions(selector))
+		list, err := c.Dyn.Resource(gvr).Namespace(ns).List(ctx, plugin.ListOptions(selector))
 		switch {
 		case apierrors.IsForbidden(err):
 			st.NotShown = append(st.NotShown, fmt.Sprintf("%ss: you may not list %s in %s", k.Kind, k.Resource, ns))
@@ -461,7 +455,7 @@ const maxCrawlers = 50
 
 // crawlers asks Monocle's API, through the service proxy, for each
 // crawler's commit per workspace of the config the API mounts.
-func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Deployment) ([]Crawler, string) {
+func crawlers(ctx context.Context, c *plugin.Clients, ns, name string, api *appsv1.Deployment) ([]Crawler, string) {
 	if api == nil {
 		return nil, "crawlers: no API Deployment " + instance.For(name).API + " to ask"
 	}
@@ -474,7 +468,7 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 	if mounted == "" {
 		return nil, "crawlers: the API mounts no config yet"
 	}
-	u, err := c.dyn.Resource(cmGVR).Namespace(ns).Get(ctx, mounted, metav1.GetOptions{})
+	u, err := c.Dyn.Resource(plugin.ConfigMapGVR).Namespace(ns).Get(ctx, mounted, metav1.GetOptions{})
 	if err != nil {
 		return nil, "crawlers: reading the API's config " + mounted + ": " + err.Error()
 	}
@@ -506,22 +500,22 @@ func crawlers(ctx context.Context, c *clients, ns, name string, api *appsv1.Depl
 
 // askCrawlers asks Monocle's API, through the API server's service proxy,
 // each crawler's last commit for each kind of entity it crawls.
-func askCrawlers(ctx context.Context, c *clients, ns, name string, out []Crawler) ([]Crawler, string) {
+func askCrawlers(ctx context.Context, c *plugin.Clients, ns, name string, out []Crawler) ([]Crawler, string) {
 	note := ""
-	if c.crawlers == nil {
+	if c.Crawlers == nil {
 		return nil, "crawlers: no way to reach Monocle's API"
 	}
-	apiClient := c.crawlers(ns, APIService(name))
+	apiClient := c.Crawlers(ns, monocleapi.APIService(name))
 	for i := range out {
 		if out[i].Entity == "" {
 			out[i].Error = "Monocle's crawler runs no stream of it (a GitHub application or task data crawler)"
 			continue
 		}
-		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, entityTypes[out[i].Entity])
+		info, err := apiClient.CommitInfo(ctx, out[i].Workspace, out[i].Crawler, monocleapi.EntityTypes[out[i].Entity])
 		switch {
-		case Forbidden(err):
+		case monocleapi.Forbidden(err):
 			// The same for every crawler: one line says why.
-			return nil, "crawlers: not shown: you may not use services/proxy on " + APIService(name) +
+			return nil, "crawlers: not shown: you may not use services/proxy on " + monocleapi.APIService(name) +
 				" in " + ns + " (403 Forbidden; the built-in view role has no services/proxy): the rest is complete"
 		case err != nil:
 			out[i].Error = err.Error()
@@ -595,7 +589,7 @@ func printTables(tw io.Writer, st *Status) {
 	for _, c := range st.Conditions {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e(c.Type), e(c.Status), e(c.Reason), c.Meaning)
 		if c.Message != "" {
-			fmt.Fprintf(tw, "\t\t\t%s\n", e(cut(c.Message, 300)))
+			fmt.Fprintf(tw, "\t\t\t%s\n", e(monocleapi.Cut(c.Message, 300)))
 		}
 	}
 	fmt.Fprintln(tw, "\nCHILD\tREADY\tDETAIL")

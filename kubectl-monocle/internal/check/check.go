@@ -1,4 +1,7 @@
-package main
+// Package check is kubectl monocle check: the upgrade gate of
+// `monocle-hook check`, each Monocle answered as this version's /sync
+// would, reading the cluster itself.
+package check
 
 import (
 	"context"
@@ -15,7 +18,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,9 +25,11 @@ import (
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
 	"github.com/change-metrics/monocle-hook/hook"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
 
-func newCheck(o *options) *cobra.Command {
+// New is the check command.
+func New(o *plugin.Options) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "check [-A | -n NAMESPACE] [NAME]",
@@ -48,22 +52,22 @@ error, no Monocle found, or the cluster could not be read.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) > 1:
-				return usageError{fmt.Errorf("check takes at most one Monocle's name, got %d arguments", len(args))}
+				return plugin.UsageError{Err: fmt.Errorf("check takes at most one Monocle's name, got %d arguments", len(args))}
 			case len(args) == 1 && all:
-				return usageError{errors.New("check: a name and -A: give one or the other")}
+				return plugin.UsageError{Err: errors.New("check: a name and -A: give one or the other")}
 			}
 			return nil
 		},
-		ValidArgsFunction: completeMonocles(o),
+		ValidArgsFunction: plugin.CompleteMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, err := o.namespace()
+			ns, err := o.Namespace()
 			if err != nil {
 				return err
 			}
 			if all {
 				ns = ""
 			}
-			c, err := o.clients(ns)
+			c, err := o.Clients(ns)
 			if err != nil {
 				return err
 			}
@@ -71,7 +75,7 @@ error, no Monocle found, or the cluster could not be read.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			env := hook.Env{Now: time.Now, Rand: rand.Reader, Context: cmd.Context(), Image: o.hookImage}
+			env := hook.Env{Now: time.Now, Rand: rand.Reader, Context: cmd.Context(), Image: o.HookImage}
 			rep, err := checkCluster(cmd.Context(), c, ns, name, env)
 			if err != nil {
 				return err
@@ -90,7 +94,7 @@ const checkPage = 50
 // or the one named name, with the ConfigMaps and Secrets it references,
 // one Monocle at a time: what it holds is bounded by what one Monocle
 // references (and a page of Monocles), not by what the namespace holds.
-func checkCluster(ctx context.Context, c *clients, ns, name string, env hook.Env) (hook.Report, error) {
+func checkCluster(ctx context.Context, c *plugin.Clients, ns, name string, env hook.Env) (hook.Report, error) {
 	var rep hook.Report
 	checkOne := func(m *unstructured.Unstructured) error {
 		r, err := checkMonocle(ctx, c, m, env)
@@ -102,7 +106,7 @@ func checkCluster(ctx context.Context, c *clients, ns, name string, env hook.Env
 		rep.Rolls = append(rep.Rolls, r.Rolls...)
 		return nil
 	}
-	monocles := c.dyn.Resource(monocleGVR).Namespace(ns)
+	monocles := c.Dyn.Resource(plugin.MonocleGVR).Namespace(ns)
 	if name != "" {
 		m, err := monocles.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -147,7 +151,7 @@ func in(ns string) string {
 
 // checkMonocle reads what one Monocle references, each by name, and
 // answers it.
-func checkMonocle(ctx context.Context, c *clients, m *unstructured.Unstructured, env hook.Env) (hook.Report, error) {
+func checkMonocle(ctx context.Context, c *plugin.Clients, m *unstructured.Unstructured, env hook.Env) (hook.Report, error) {
 	raw, err := json.Marshal(m.Object)
 	if err != nil {
 		return hook.Report{}, err
@@ -160,7 +164,7 @@ func checkMonocle(ctx context.Context, c *clients, m *unstructured.Unstructured,
 	var cms []*corev1.ConfigMap
 	for _, n := range cmNames {
 		cm := new(corev1.ConfigMap)
-		if ok, err := getInto(ctx, c, cmGVR.Resource, ns, n, cm); err != nil {
+		if ok, err := plugin.GetInto(ctx, c, plugin.ConfigMapGVR.Resource, ns, n, cm); err != nil {
 			return hook.Report{}, err
 		} else if ok {
 			cms = append(cms, cm)
@@ -169,7 +173,7 @@ func checkMonocle(ctx context.Context, c *clients, m *unstructured.Unstructured,
 	var secrets []*corev1.Secret
 	for _, n := range secretNames {
 		s := new(corev1.Secret)
-		if ok, err := getInto(ctx, c, secretGVR.Resource, ns, n, s); err != nil {
+		if ok, err := plugin.GetInto(ctx, c, plugin.SecretGVR.Resource, ns, n, s); err != nil {
 			return hook.Report{}, err
 		} else if ok {
 			secrets = append(secrets, s)
@@ -193,18 +197,18 @@ const ChildDrift = "ChildDrift"
 // childDrifts compares each child of the hook's answer for the Monocle m
 // that runs pods with the observed one (drift, as backup does for its
 // CronJob): one refusal per child that differs.
-func childDrifts(ctx context.Context, c *clients, u *unstructured.Unstructured, hookImage string) ([]hook.Refusal, error) {
+func childDrifts(ctx context.Context, c *plugin.Clients, u *unstructured.Unstructured, hookImage string) ([]hook.Refusal, error) {
 	m := new(v1alpha1.Monocle)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
 		return nil, fmt.Errorf("reading Monocle %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
-	resp, err := answer(ctx, c, m, hookImage)
+	resp, err := plugin.Answer(ctx, c, m, hookImage)
 	if err != nil {
 		return nil, err
 	}
 	var out []hook.Refusal
 	for _, child := range resp.Children {
-		want, at := podSpecOf(child)
+		want, at := plugin.PodSpecOf(child)
 		if want == nil {
 			continue
 		}
@@ -215,39 +219,39 @@ func childDrifts(ctx context.Context, c *clients, u *unstructured.Unstructured, 
 		if obs == nil {
 			continue // not made yet
 		}
-		got, _ := podSpecOf(obs)
-		if fields := drift(got, want, at); len(fields) > 0 {
+		got, _ := plugin.PodSpecOf(obs)
+		if fields := plugin.Drift(got, want, at); len(fields) > 0 {
 			out = append(out, hook.Refusal{Namespace: m.Namespace, Name: m.Name, Reason: ChildDrift,
 				Message: fmt.Sprintf("the %s %s is not what the hook answers: %s differ (a namespace editor changed them, or the hook runs another image than --hook-image %s). %s",
-					kind, name, strings.Join(fields, ", "), hookImage, putBack(m.Namespace, kind, name))})
+					kind, name, strings.Join(fields, ", "), hookImage, plugin.PutBack(m.Namespace, kind, name))})
 		}
 	}
 	return out, nil
 }
 
 // observedLike reads the observed child of the kind and name of child (of
-// the kinds podSpecOf knows): nil when it is not there.
-func observedLike(ctx context.Context, c *clients, ns string, child any) (kind, name string, obs any, err error) {
+// the kinds plugin.PodSpecOf knows): nil when it is not there.
+func observedLike(ctx context.Context, c *plugin.Clients, ns string, child any) (kind, name string, obs any, err error) {
 	switch o := child.(type) {
 	case *appsv1.Deployment:
 		kind, name = "Deployment", o.Name
-		obs, err = observed[appsv1.Deployment](ctx, c, deploymentGVR, ns, name)
+		obs, err = observed[appsv1.Deployment](ctx, c, plugin.DeploymentGVR, ns, name)
 	case *appsv1.StatefulSet:
 		kind, name = "StatefulSet", o.Name
 		obs, err = observed[appsv1.StatefulSet](ctx, c, statefulSetGVR, ns, name)
 	case *batchv1.Job:
 		kind, name = "Job", o.Name
-		obs, err = observed[batchv1.Job](ctx, c, jobGVR, ns, name)
+		obs, err = observed[batchv1.Job](ctx, c, plugin.JobGVR, ns, name)
 	case *batchv1.CronJob:
 		kind, name = "CronJob", o.Name
-		obs, err = observed[batchv1.CronJob](ctx, c, cronJobGVR, ns, name)
+		obs, err = observed[batchv1.CronJob](ctx, c, plugin.CronJobGVR, ns, name)
 	}
 	return kind, name, obs, err
 }
 
 // observed is get's object, nil (not a nil *T) when there is none.
-func observed[T any](ctx context.Context, c *clients, gvr schema.GroupVersionResource, ns, name string) (any, error) {
-	obj, err := get[T](ctx, c, gvr, ns, name)
+func observed[T any](ctx context.Context, c *plugin.Clients, gvr schema.GroupVersionResource, ns, name string) (any, error) {
+	obj, err := plugin.Get[T](ctx, c, gvr, ns, name)
 	if obj == nil || err != nil {
 		return nil, err
 	}
@@ -256,34 +260,12 @@ func observed[T any](ctx context.Context, c *clients, gvr schema.GroupVersionRes
 
 var statefulSetGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 
-// getInto reads the ConfigMap or Secret ns/name into obj: false when it is
-// not there.
-func getInto(ctx context.Context, c *clients, resource, ns, name string, obj any) (bool, error) {
-	gvr := cmGVR
-	if resource == secretGVR.Resource {
-		gvr = secretGVR
-	}
-	u, err := c.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case apierrors.IsForbidden(err):
-		return false, fmt.Errorf("reading %s %s/%s: %w (check needs get on configmaps and secrets: the namespace's edit role)", resource, ns, name, err)
-	case err != nil:
-		return false, fmt.Errorf("reading %s %s/%s: %w", resource, ns, name, err)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		return false, fmt.Errorf("reading %s %s/%s: %w", resource, ns, name, err)
-	}
-	return true, nil
-}
-
-// printReport prints the report as monocle-hook check does; errRefused
+// printReport prints the report as monocle-hook check does; plugin.ErrRefused
 // when a Monocle would not apply in full.
 func printReport(w io.Writer, rep hook.Report) error {
 	rep.Print(w)
 	if len(rep.Refusals) > 0 {
-		return errRefused
+		return plugin.ErrRefused
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package janitor
 
 import (
 	"context"
@@ -16,10 +16,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
+	"github.com/change-metrics/monocle-hook/internal/command"
 	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 var wipe = janitorjob.Options{Monocle: "m", Command: "wipe-crawler-data", Workspace: "demo", Crawler: "zuul"}
@@ -27,12 +30,12 @@ var wipe = janitorjob.Options{Monocle: "m", Command: "wipe-crawler-data", Worksp
 // wipeJobOf is the Job of wipe as it exists, of UID uid, running.
 func wipeJobOf(t *testing.T, uid string) *batchv1.Job {
 	t.Helper()
-	c := &clients{dyn: restoreCluster(t, "")}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: plugintest.RestoreCluster(t, "")}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	job, _, err := plugin.JanitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,30 +65,30 @@ func TestJanitorStopsTheCrawlerFor(t *testing.T) {
 // stop the crawler, reads none.
 func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 	name := wipeJobOf(t, "").Name
-	good := restorerecord.Janitor{MonocleUID: monocleUID, Job: name, JobUID: jobUID, CrawlerEnabled: ptr.To(true)}.Encode()
+	good := restorerecord.Janitor{MonocleUID: plugintest.MonocleUID, Job: name, JobUID: plugintest.JobUID, CrawlerEnabled: ptr.To(true)}.Encode()
 	for label, tc := range map[string]struct {
 		record string
 		objs   []runtime.Object
 		why    string
 	}{
-		"another Monocle's UID": {record: strings.Replace(good, monocleUID, otherUID, 1), why: "it was written on another Monocle (another UID)"},
-		"another Job's UID":     {record: good, objs: []runtime.Object{wipeJobOf(t, otherUID)}, why: "the Job " + name + " is not the one it names: another UID"},
+		"another Monocle's UID": {record: strings.Replace(good, plugintest.MonocleUID, plugintest.OtherUID, 1), why: "it was written on another Monocle (another UID)"},
+		"another Job's UID":     {record: good, objs: []runtime.Object{wipeJobOf(t, plugintest.OtherUID)}, why: "the Job " + name + " is not the one it names: another UID"},
 		"upper-case key":        {record: strings.Replace(good, `"job"`, `"Job"`, 1), why: "not in the form kubectl monocle writes"},
 		"duplicate key":         {record: strings.TrimSuffix(good, "}") + `,"crawlerEnabled":false}`, why: "not in the form kubectl monocle writes"},
 		"trailing data":         {record: good + "\n", why: "not in the form kubectl monocle writes"},
-		"another command's": {record: restorerecord.Janitor{MonocleUID: monocleUID, Job: "m-janitor-0123456789", CrawlerEnabled: ptr.To(true)}.Encode(),
+		"another command's": {record: restorerecord.Janitor{MonocleUID: plugintest.MonocleUID, Job: "m-janitor-0123456789", CrawlerEnabled: ptr.To(true)}.Encode(),
 			why: "another janitor command (Job m-janitor-0123456789) stopped Monocle m's crawler and has not put it back"},
 	} {
 		t.Run(label, func(t *testing.T) {
-			dyn := clusterWith(t, janitorAnnotation, tc.record, tc.objs...)
-			code, out, errOut := runWith(&clients{dyn: dyn}, "janitor", "m", "wipe-crawler-data", "-n", "ns", "--workspace", "demo", "--crawler", "zuul")
+			dyn := plugintest.ClusterWith(t, plugin.JanitorAnnotation, tc.record, tc.objs...)
+			code, out, errOut := runWith(&plugin.Clients{Dyn: dyn}, "janitor", "m", "wipe-crawler-data", "-n", "ns", "--workspace", "demo", "--crawler", "zuul")
 			if code != 2 || !strings.Contains(errOut, tc.why) || !printable.Clean(strings.TrimSpace(errOut)) {
 				t.Errorf("exit %d\n%s%s", code, out, errOut)
 			}
-			if label != "another command's" && (!strings.Contains(errOut, "nothing of it is applied") || !strings.Contains(errOut, "kubectl -n ns annotate monocle m "+janitorAnnotation+"-")) {
+			if label != "another command's" && (!strings.Contains(errOut, "nothing of it is applied") || !strings.Contains(errOut, "kubectl -n ns annotate monocle m "+plugin.JanitorAnnotation+"-")) {
 				t.Errorf("no remedy said:\n%s", errOut)
 			}
-			if w := writes(dyn); len(w) > 0 {
+			if w := plugintest.Writes(dyn); len(w) > 0 {
 				t.Errorf("refused, yet wrote %v", w)
 			}
 		})
@@ -96,16 +99,16 @@ func TestJanitorRefusesARecordItCannotCheck(t *testing.T) {
 // API's Deployment as the hook answers it for the spec: a Deployment a
 // namespace editor planted under its name lends the Job nothing.
 func TestJanitorJobIsTheHooks(t *testing.T) {
-	c := &clients{dyn: restoreCluster(t, "")}
-	m, err := readMonocle(context.Background(), c, "ns", "m")
+	c := &plugin.Clients{Dyn: plugintest.RestoreCluster(t, "")}
+	m, err := plugin.ReadMonocle(context.Background(), c, "ns", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	want, _, err := plugin.JanitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	planted, err := answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
+	planted, err := plugin.Answered[*appsv1.Deployment](context.Background(), c, m, elastic.DefaultHookImage, instance.For("m").API)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +124,10 @@ func TestJanitorJobIsTheHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.dyn.Resource(deploymentGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Dyn.Resource(plugin.DeploymentGVR).Namespace("ns").Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := janitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
+	got, _, err := plugin.JanitorJob(context.Background(), c, m, wipe, elastic.DefaultHookImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,5 +136,17 @@ func TestJanitorJobIsTheHooks(t *testing.T) {
 	}
 	if s := got.Spec.Template.Spec; s.HostPID || s.ServiceAccountName != "" || s.Containers[0].Image == "evil" || s.Volumes[0].HostPath != nil {
 		t.Errorf("the Job carries the planted pod spec: %+v", s)
+	}
+}
+
+// Every command the plugin prints is one of command.Forms, each value
+// quoted.
+func TestJanitorPrintedCommandsAreForms(t *testing.T) {
+	for _, line := range []string{
+		(&janitor{ns: "ns", o: janitorjob.Options{Monocle: "m"}}).refuseRecord("x").Error(),
+	} {
+		if rest := command.Strip(line); strings.Contains(rest, "kubectl") {
+			t.Errorf("%s is not one of command.Forms", line)
+		}
 	}
 }

@@ -1,4 +1,7 @@
-package main
+// Package janitor is kubectl monocle janitor: one of Monocle's janitor
+// commands, as a Job of the hook's answer, the crawler stopped around
+// those that need it.
+package janitor
 
 import (
 	"context"
@@ -12,27 +15,18 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-hook/api/v1alpha1"
-	"github.com/change-metrics/monocle-hook/hook"
 	"github.com/change-metrics/monocle-hook/internal/command"
-	"github.com/change-metrics/monocle-hook/internal/instance"
 	"github.com/change-metrics/monocle-hook/internal/janitorjob"
 	"github.com/change-metrics/monocle-hook/internal/printable"
 	"github.com/change-metrics/monocle-hook/internal/restorerecord"
-	"github.com/change-metrics/monocle-hook/internal/snapshot"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
 )
-
-// janitorAnnotation, on a Monocle, is the record of a janitor command
-// that stopped the crawler: what it puts back when it ends.
-const janitorAnnotation = restorerecord.JanitorAnnotation
 
 // stopsCrawler are the janitor commands that run with the crawler stopped,
 // and why (Monocle 1.11.2). The crawler writes, for each entity it
@@ -49,11 +43,8 @@ var stopsCrawler = map[string]string{
 	"set-crawler-commit-date": "the date it commits when it ends crawling an entity would overwrite the one set",
 }
 
-// janitorTTL is how long a janitor Job and its pod stay once ended: for
-// its log, read again with kubectl logs.
-const janitorTTL = time.Hour
-
-func newJanitor(o *options) *cobra.Command {
+// New is the janitor command.
+func New(o *plugin.Options) *cobra.Command {
 	var jo janitorjob.Options
 	var timeout, stopTimeout time.Duration
 	about := janitorjob.Commands()
@@ -74,7 +65,7 @@ same command is the same Job: one already running is followed, not started twice
 wipe-crawler-data and set-crawler-commit-date run with the crawler stopped, as Monocle's docs
 stop it (documents the crawler adds during a wipe survive it; the date it commits overwrites
 the one set): spec.crawler.enabled is set to false, its value kept in the annotation
-` + janitorAnnotation + `, the crawler's pods waited for, and the value put back once
+` + plugin.JanitorAnnotation + `, the crawler's pods waited for, and the value put back once
 the Job ends, whether it succeeded or not. Interrupted, the crawler stays stopped: the same
 command resumes (it follows the Job it created, by UID, and puts the crawler back).
 
@@ -90,18 +81,18 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
   kubectl monocle janitor -n monocle my-monocle set-crawler-commit-date --workspace demo --crawler zuul --commit-date 2023-06-01`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usageError{fmt.Errorf("janitor takes a Monocle's name and a command, got %d arguments", len(args))}
+				return plugin.UsageError{Err: fmt.Errorf("janitor takes a Monocle's name and a command, got %d arguments", len(args))}
 			}
 			return nil
 		},
-		ValidArgsFunction: completeMonocles(o),
+		ValidArgsFunction: plugin.CompleteMonocles(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jo.Monocle, jo.Command = args[0], args[1]
-			ns, c, err := o.target()
+			ns, c, err := o.Target()
 			if err != nil {
 				return err
 			}
-			j := &janitor{c: c, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), ns: ns, o: jo, hookImage: o.hookImage, timeout: timeout, stopTimeout: stopTimeout}
+			j := &janitor{c: c, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), ns: ns, o: jo, hookImage: o.HookImage, timeout: timeout, stopTimeout: stopTimeout}
 			return j.run(cmd.Context())
 		},
 	}
@@ -113,43 +104,9 @@ when it failed; 2 a usage error, a refusal, or the cluster could not be read.`,
 	return cmd
 }
 
-// janitorJob is the Job that runs jo's command for the Monocle m, built by
-// janitorjob from the API's Deployment as the hook answers it for m's spec
-// (answered: its image, config, Elasticsearch URL, scheduling and
-// security), never the observed one, whose every field a namespace editor
-// can write. Owned by m, not as its controller: Metacontroller claims only
-// what has no controller and matches the Monocle's selector
-// (controller-uid, which the Job lacks), or whose controller is the
-// Monocle (controller_ref_manager.go). note, when not "", is for the
-// reader (janitorjob.Build).
-func janitorJob(ctx context.Context, c *clients, m *v1alpha1.Monocle, jo janitorjob.Options, hookImage string) (*batchv1.Job, string, error) {
-	api, err := answered[*appsv1.Deployment](ctx, c, m, hookImage, instance.For(m.Name).API)
-	if err != nil {
-		return nil, "", err
-	}
-	api = api.DeepCopy()
-	api.Namespace = m.Namespace
-	job, note, err := janitorjob.Build(jo, api, func(name string) (*corev1.ConfigMap, error) {
-		cm, err := get[corev1.ConfigMap](ctx, c, cmGVR, m.Namespace, name)
-		if err == nil && cm == nil {
-			err = errors.New("not found")
-		}
-		return cm, err
-	})
-	if errors.Is(err, snapshot.ErrUsage) {
-		return nil, "", usageError{err}
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	job.OwnerReferences = []metav1.OwnerReference{{APIVersion: hook.Group + "/" + hook.Version, Kind: "Monocle", Name: m.Name, UID: m.UID}}
-	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(janitorTTL / time.Second))
-	return job, note, nil
-}
-
 // janitor runs one janitor command.
 type janitor struct {
-	c                    *clients
+	c                    *plugin.Clients
 	out, errOut          io.Writer
 	ns                   string
 	o                    janitorjob.Options
@@ -163,14 +120,14 @@ func (j *janitor) say(format string, args ...any) {
 
 func (j *janitor) run(ctx context.Context) error {
 	ns, name := j.ns, j.o.Monocle
-	m, err := readMonocle(ctx, j.c, ns, name)
+	m, err := plugin.ReadMonocle(ctx, j.c, ns, name)
 	if err != nil {
 		return err
 	}
-	if m.Annotations[restoreAnnotation] != "" {
-		return fmt.Errorf("a restore of Monocle %s is under way (annotation %s): the janitor would write to the indices it replaces; let it end, or put the Monocle back as it was with %s", name, restoreAnnotation, undoCommand(ns, name))
+	if m.Annotations[plugin.RestoreAnnotation] != "" {
+		return fmt.Errorf("a restore of Monocle %s is under way (annotation %s): the janitor would write to the indices it replaces; let it end, or put the Monocle back as it was with %s", name, plugin.RestoreAnnotation, plugin.UndoCommand(ns, name))
 	}
-	job, note, err := janitorJob(ctx, j.c, m, j.o, j.hookImage)
+	job, note, err := plugin.JanitorJob(ctx, j.c, m, j.o, j.hookImage)
 	if err != nil {
 		return err
 	}
@@ -196,12 +153,12 @@ func (j *janitor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	ended, code, err := followJob(ctx, j.c, j.out, ns, job.Name, j.timeout)
+	ended, code, err := plugin.FollowJob(ctx, j.c, j.out, ns, job.Name, j.timeout)
 	if err != nil {
 		if stops {
-			return j.interrupted(runsOn(err, ns, job.Name))
+			return j.interrupted(plugin.RunsOn(err, ns, job.Name))
 		}
-		return runsOn(err, ns, job.Name)
+		return plugin.RunsOn(err, ns, job.Name)
 	}
 	if stops {
 		if rec.JobUID != "" && ended.UID != types.UID(rec.JobUID) {
@@ -212,10 +169,10 @@ func (j *janitor) run(ctx context.Context) error {
 		}
 		j.say("Crawler put back as it was (spec.crawler.enabled: %s).", enabledString(rec.CrawlerEnabled))
 	}
-	if _, ok, why := jobEnd(ended); !ok {
-		return errExit{code: max(code, 1), err: fmt.Errorf("the janitor failed: %s (its log: %s)", why, logsCommand(ns, job.Name))}
+	if _, ok, why := plugin.JobEnd(ended); !ok {
+		return plugin.ErrExit{Code: max(code, 1), Err: fmt.Errorf("the janitor failed: %s (its log: %s)", why, plugin.LogsCommand(ns, job.Name))}
 	}
-	j.say("monocle janitor %s succeeded; Job %s is removed in %s", j.o.Command, job.Name, janitorTTL)
+	j.say("monocle janitor %s succeeded; Job %s is removed in %s", j.o.Command, job.Name, plugin.JanitorTTL)
 	return nil
 }
 
@@ -223,26 +180,26 @@ func (j *janitor) run(ctx context.Context) error {
 // and against the record; nil when there is none, or when the one there
 // ended and is deleted to run the command again.
 func (j *janitor) existing(ctx context.Context, job *batchv1.Job, rec restorerecord.Janitor, resuming, stops bool) (*batchv1.Job, error) {
-	existing, err := get[batchv1.Job](ctx, j.c, jobGVR, j.ns, job.Name)
+	existing, err := plugin.Get[batchv1.Job](ctx, j.c, plugin.JobGVR, j.ns, job.Name)
 	if err != nil {
 		return nil, err
 	}
 	if existing != nil {
-		if err := ours(existing, job); err != nil {
+		if err := plugin.Ours(existing, job); err != nil {
 			return nil, err
 		}
-		switch ended, _, _ := jobEnd(existing); {
+		switch ended, _, _ := plugin.JobEnd(existing); {
 		case resuming && rec.JobUID != "" && existing.UID != types.UID(rec.JobUID):
 			return nil, j.refuseRecord(fmt.Sprintf("the Job %s is not the one it names: another UID", job.Name))
 		case resuming && rec.JobUID != "":
 			j.say("Resuming: Job %s, created before with the crawler stopped, is followed to its end", job.Name)
 		case !ended && stops && !resuming:
-			return nil, fmt.Errorf("the Job %s already runs this command, with the crawler running: wait for it to end (%s), then run the command again", job.Name, logsCommand(j.ns, job.Name))
+			return nil, fmt.Errorf("the Job %s already runs this command, with the crawler running: wait for it to end (%s), then run the command again", job.Name, plugin.LogsCommand(j.ns, job.Name))
 		case !ended:
 			j.say("Job %s already runs this command: following it", job.Name)
 		default:
 			j.say("Job %s ran this command before: deleting it to run it again", job.Name)
-			if err := deleteJob(ctx, j.c, j.ns, job.Name); err != nil {
+			if err := plugin.DeleteJob(ctx, j.c, j.ns, job.Name); err != nil {
 				return nil, err
 			}
 			existing = nil
@@ -255,15 +212,15 @@ func (j *janitor) existing(ctx context.Context, job *batchv1.Job, rec restorerec
 // crawler pod runs.
 func (j *janitor) stopCrawler(ctx context.Context, m *v1alpha1.Monocle, rec restorerecord.Janitor, resuming bool, why string) error {
 	if !resuming {
-		j.say("Stopping the crawler first (spec.crawler.enabled: false; its value kept in the annotation %s and put back at the end): %s.", janitorAnnotation, why)
+		j.say("Stopping the crawler first (spec.crawler.enabled: false; its value kept in the annotation %s and put back at the end): %s.", plugin.JanitorAnnotation, why)
 		if err := j.patch(ctx, j.stopPatch(m, rec)); err != nil {
 			return err
 		}
 	} else {
-		j.say("Resuming monocle janitor %s, begun before with the crawler stopped (annotation %s).", j.o.Command, janitorAnnotation)
+		j.say("Resuming monocle janitor %s, begun before with the crawler stopped (annotation %s).", j.o.Command, plugin.JanitorAnnotation)
 	}
 	j.say("Waiting until no crawler pod runs.")
-	if err := waitStopped(ctx, j.c, j.ns, j.o.Monocle, []string{"crawler"}, j.stopTimeout); err != nil {
+	if err := plugin.WaitStopped(ctx, j.c, j.ns, j.o.Monocle, []string{"crawler"}, j.stopTimeout); err != nil {
 		return j.interrupted(err)
 	}
 	return nil
@@ -272,11 +229,11 @@ func (j *janitor) stopCrawler(ctx context.Context, m *v1alpha1.Monocle, rec rest
 // create creates the Job and, for a command that stops the crawler,
 // records its UID, so that a run resumed follows this Job and no other.
 func (j *janitor) create(ctx context.Context, job *batchv1.Job, rec restorerecord.Janitor, stops bool) (restorerecord.Janitor, error) {
-	if err := createJob(ctx, j.c, job.DeepCopy()); err != nil {
+	if err := plugin.CreateJob(ctx, j.c, job.DeepCopy()); err != nil {
 		return rec, j.interrupted(err)
 	}
 	if stops {
-		created, err := get[batchv1.Job](ctx, j.c, jobGVR, j.ns, job.Name)
+		created, err := plugin.Get[batchv1.Job](ctx, j.c, plugin.JobGVR, j.ns, job.Name)
 		if err == nil && created == nil {
 			err = fmt.Errorf("the Job %s is gone", job.Name)
 		}
@@ -300,7 +257,7 @@ func (j *janitor) create(ctx context.Context, job *batchv1.Job, rec restorerecor
 // else the one to write, with spec.crawler.enabled as it is. The other
 // commands neither read nor write one.
 func (j *janitor) record(m *v1alpha1.Monocle, jobName string, stops bool) (restorerecord.Janitor, bool, error) {
-	raw, ok := m.Annotations[janitorAnnotation]
+	raw, ok := m.Annotations[plugin.JanitorAnnotation]
 	if !stops {
 		return restorerecord.Janitor{}, false, nil
 	}
@@ -323,14 +280,14 @@ func (j *janitor) record(m *v1alpha1.Monocle, jobName string, stops bool) (resto
 // plugin's: nothing of it is applied.
 func (j *janitor) refuseRecord(why string) error {
 	return fmt.Errorf("the annotation %s of Monocle %s is not a record the plugin's janitor command wrote for it (%s): nothing of it is applied. Remove it, %s, and set spec.crawler.enabled as you had it, then run the command again",
-		janitorAnnotation, j.o.Monocle, printable.Escape(why), command.Line("kubectl", "-n", j.ns, "annotate", "monocle", j.o.Monocle, janitorAnnotation+"-"))
+		plugin.JanitorAnnotation, j.o.Monocle, printable.Escape(why), command.Line("kubectl", "-n", j.ns, "annotate", "monocle", j.o.Monocle, plugin.JanitorAnnotation+"-"))
 }
 
 // stopPatch stops the crawler and records rec, on the Monocle as read (its
 // resourceVersion): a change since is a conflict, not a value lost.
 func (j *janitor) stopPatch(m *v1alpha1.Monocle, rec restorerecord.Janitor) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": m.ResourceVersion, "annotations": map[string]any{janitorAnnotation: rec.Encode()}},
+		"metadata": map[string]any{"resourceVersion": m.ResourceVersion, "annotations": map[string]any{plugin.JanitorAnnotation: rec.Encode()}},
 		"spec":     map[string]any{"crawler": map[string]any{"enabled": false}},
 	})
 	return b
@@ -340,7 +297,7 @@ func (j *janitor) stopPatch(m *v1alpha1.Monocle, rec restorerecord.Janitor) []by
 // the record.
 func (j *janitor) backPatch(rec restorerecord.Janitor) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{janitorAnnotation: nil}},
+		"metadata": map[string]any{"annotations": map[string]any{plugin.JanitorAnnotation: nil}},
 		"spec":     map[string]any{"crawler": map[string]any{"enabled": rec.CrawlerEnabled}},
 	})
 	return b
@@ -350,21 +307,21 @@ func (j *janitor) backPatch(rec restorerecord.Janitor) []byte {
 // record there must still be from.
 func (j *janitor) advance(ctx context.Context, from, to restorerecord.Janitor) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		m, err := readMonocle(ctx, j.c, j.ns, j.o.Monocle)
+		m, err := plugin.ReadMonocle(ctx, j.c, j.ns, j.o.Monocle)
 		if err != nil {
 			return err
 		}
-		if m.Annotations[janitorAnnotation] != from.Encode() {
+		if m.Annotations[plugin.JanitorAnnotation] != from.Encode() {
 			return fmt.Errorf("the janitor's record on Monocle %s changed or is gone", j.o.Monocle)
 		}
 		b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": m.ResourceVersion,
-			"annotations": map[string]any{janitorAnnotation: to.Encode()}}})
+			"annotations": map[string]any{plugin.JanitorAnnotation: to.Encode()}}})
 		return j.patch(ctx, b)
 	})
 }
 
 func (j *janitor) patch(ctx context.Context, patch []byte) error {
-	_, err := j.c.dyn.Resource(monocleGVR).Namespace(j.ns).Patch(ctx, j.o.Monocle, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-monocle"})
+	_, err := j.c.Dyn.Resource(plugin.MonocleGVR).Namespace(j.ns).Patch(ctx, j.o.Monocle, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-monocle"})
 	if err != nil {
 		return fmt.Errorf("patching Monocle %s/%s: %w", j.ns, j.o.Monocle, err)
 	}
@@ -374,9 +331,9 @@ func (j *janitor) patch(ctx context.Context, patch []byte) error {
 // interrupted says that the crawler stays stopped, and how to go on.
 func (j *janitor) interrupted(err error) error {
 	if errors.Is(err, context.Canceled) {
-		err = errInterrupted
+		err = plugin.ErrInterrupted
 	}
-	return fmt.Errorf("monocle janitor %s stopped: %w. The crawler stays stopped (annotation %s): run this same command again to resume it; it follows the Job and puts the crawler back", j.o.Command, err, janitorAnnotation)
+	return fmt.Errorf("monocle janitor %s stopped: %w. The crawler stays stopped (annotation %s): run this same command again to resume it; it follows the Job and puts the crawler back", j.o.Command, err, plugin.JanitorAnnotation)
 }
 
 // enabledString is a recorded spec.crawler.enabled as JSON.

@@ -1,4 +1,4 @@
-package main
+package plugin_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 const followedJob = `apiVersion: batch/v1
@@ -55,20 +57,20 @@ status:
 // A running pod's log is followed as it comes, each line escaped; the
 // exit code is the pod's.
 func TestFollowJobFollowsTheRunningPod(t *testing.T) {
-	dyn := fakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod, labelledPod)
+	dyn := plugintest.FakeCluster(t, strings.Replace(followedJob, "PHASE", "Running", 1), earlierPod, labelledPod)
 	var asked []bool
-	c := &clients{dyn: dyn, logs: func(ctx context.Context, ns, pod string, follow bool, _ int64) (io.ReadCloser, error) {
+	c := &plugin.Clients{Dyn: dyn, Logs: func(ctx context.Context, ns, pod string, follow bool, _ int64) (io.ReadCloser, error) {
 		asked = append(asked, follow)
 		if pod != "m-janitor-0123456789-abcde" {
 			t.Errorf("the log of %s, not the Job's pod", pod)
 		}
 		// The pod ends as its log does: the Job is marked complete.
-		job, err := dyn.Resource(jobGVR).Namespace(ns).Get(ctx, "m-janitor-0123456789", metav1.GetOptions{})
+		job, err := dyn.Resource(plugin.JobGVR).Namespace(ns).Get(ctx, "m-janitor-0123456789", metav1.GetOptions{})
 		if err != nil {
 			t.Error(err)
 		}
 		_ = unstructured.SetNestedSlice(job.Object, []any{map[string]any{"type": "Complete", "status": "True"}}, "status", "conditions")
-		if _, err := dyn.Resource(jobGVR).Namespace(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+		if _, err := dyn.Resource(plugin.JobGVR).Namespace(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
 			t.Error(err)
 		}
 		// The last line comes after the Job is seen ended, as a pod's
@@ -77,11 +79,11 @@ func TestFollowJobFollowsTheRunningPod(t *testing.T) {
 		return io.NopCloser(io.MultiReader(strings.NewReader("updating idents\n\x1b[2Jcleared\n"+strings.Repeat("x", 70<<10)+"\n"), &lateTail{ctx: ctx})), nil
 	}}
 	var out bytes.Buffer
-	job, code, err := followJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
+	job, code, err := plugin.FollowJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ended, ok, _ := jobEnd(job); !ended || !ok || code != 3 {
+	if ended, ok, _ := plugin.JobEnd(job); !ended || !ok || code != 3 {
 		t.Errorf("ended %v, succeeded %v, code %d", ended, ok, code)
 	}
 	text := out.String()
@@ -117,10 +119,10 @@ func (l *lateTail) Read(p []byte) (int, error) {
 // A Job whose pods were never seen running: its last pod's last lines,
 // once it ended.
 func TestFollowJobPrintsTheEndedPodsLog(t *testing.T) {
-	dyn := fakeCluster(t, strings.Replace(strings.Replace(followedJob, "PHASE", "Failed", 1),
+	dyn := plugintest.FakeCluster(t, strings.Replace(strings.Replace(followedJob, "PHASE", "Failed", 1),
 		"spec: {template:", "status: {conditions: [{type: Failed, status: \"True\", message: BackoffLimitExceeded}]}\nspec: {template:", 1), labelledPod)
 	var asked []bool
-	c := &clients{dyn: dyn, logs: func(_ context.Context, _, pod string, follow bool, _ int64) (io.ReadCloser, error) {
+	c := &plugin.Clients{Dyn: dyn, Logs: func(_ context.Context, _, pod string, follow bool, _ int64) (io.ReadCloser, error) {
 		asked = append(asked, follow)
 		if pod != "m-janitor-0123456789-abcde" {
 			t.Errorf("the log of %s, not the Job's pod", pod)
@@ -128,11 +130,11 @@ func TestFollowJobPrintsTheEndedPodsLog(t *testing.T) {
 		return io.NopCloser(strings.NewReader("panic: \x07bell\n")), nil
 	}}
 	var out bytes.Buffer
-	job, code, err := followJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
+	job, code, err := plugin.FollowJob(context.Background(), c, &out, "ns", "m-janitor-0123456789", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, why := jobEnd(job); ok || why != "BackoffLimitExceeded" || code != 3 {
+	if _, ok, why := plugin.JobEnd(job); ok || why != "BackoffLimitExceeded" || code != 3 {
 		t.Errorf("succeeded %v (%s), code %d", ok, why, code)
 	}
 	if !strings.Contains(out.String(), "(its last 1000 lines, at most 64 KiB) ---\npanic: \\abell\n") || len(asked) != 1 || asked[0] {

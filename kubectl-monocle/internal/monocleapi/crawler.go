@@ -1,4 +1,6 @@
-package main
+// Package monocleapi is Monocle's crawler API, as status asks it: a crawler's
+// commit, through the API server's service proxy.
+package monocleapi
 
 import (
 	"bytes"
@@ -32,9 +34,9 @@ const (
 	EntityUser         = "ENTITY_TYPE_USER"
 )
 
-// entityTypes are the EntityType of each kind of entity a crawler crawls
+// EntityTypes are the EntityType of each kind of entity a crawler crawls
 // (monocleconfig.Workspace.Entities).
-var entityTypes = map[string]string{
+var EntityTypes = map[string]string{
 	monocleconfig.EntityOrganization: EntityOrganization,
 	monocleconfig.EntityProject:      EntityProject,
 	monocleconfig.EntityTaskData:     EntityTaskData,
@@ -111,7 +113,7 @@ func (m *MonocleAPI) CommitInfo(ctx context.Context, workspace, crawler, entity 
 		return CommitInfo{}, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return CommitInfo{}, &HTTPError{resp.StatusCode, cut(strings.TrimSpace(string(answer)), 200)}
+		return CommitInfo{}, &HTTPError{resp.StatusCode, Cut(strings.TrimSpace(string(answer)), 200)}
 	}
 	return decodeCommitInfo(answer)
 }
@@ -138,7 +140,7 @@ func decodeCommitInfo(answer []byte) (CommitInfo, error) {
 		// runs is not the one read here.
 		return CommitInfo{}, fmt.Errorf("get_commit_info answered %s", *r.Error)
 	case r.Entity == nil || r.Entity.LastCommitAt == nil:
-		return CommitInfo{}, fmt.Errorf("get_commit_info answered neither an entity with its last_commit_at nor an error: %s", cut(string(answer), 200))
+		return CommitInfo{}, fmt.Errorf("get_commit_info answered neither an entity with its last_commit_at nor an error: %s", Cut(string(answer), 200))
 	}
 	var entity string
 	for k, v := range r.Entity.Entity {
@@ -147,8 +149,8 @@ func decodeCommitInfo(answer []byte) (CommitInfo, error) {
 	return CommitInfo{Entity: entity, LastCommitAt: r.Entity.LastCommitAt.UTC()}, nil
 }
 
-// cut keeps the first n bytes of s, and says so.
-func cut(s string, n int) string {
+// Cut keeps the first n bytes of s, and says so.
+func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

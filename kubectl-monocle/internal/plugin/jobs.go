@@ -1,4 +1,4 @@
-package main
+package plugin
 
 import (
 	"bufio"
@@ -33,27 +33,27 @@ import (
 )
 
 var (
-	jobGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
-	cronJobGVR    = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}
-	deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	JobGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	CronJobGVR    = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}
+	DeploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
-// pollInterval is how often the commands that wait read what they wait on.
-const pollInterval = time.Second
+// PollInterval is how often the commands that wait read what they wait on.
+const PollInterval = time.Second
 
-// errExit ends a command with its own exit code, having said why.
-type errExit struct {
-	code int
-	err  error
+// ErrExit ends a command with its own exit code, having said why.
+type ErrExit struct {
+	Code int
+	Err  error
 }
 
-func (e errExit) Error() string { return e.err.Error() }
-func (e errExit) Unwrap() error { return e.err }
+func (e ErrExit) Error() string { return e.Err.Error() }
+func (e ErrExit) Unwrap() error { return e.Err }
 
-// get reads the object name of namespace ns as a T; nil, nil when there
+// Get reads the object name of namespace ns as a T; nil, nil when there
 // is none.
-func get[T any](ctx context.Context, c *clients, gvr schema.GroupVersionResource, ns, name string) (*T, error) {
-	u, err := c.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+func Get[T any](ctx context.Context, c *Clients, gvr schema.GroupVersionResource, ns, name string) (*T, error) {
+	u, err := c.Dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -67,35 +67,35 @@ func get[T any](ctx context.Context, c *clients, gvr schema.GroupVersionResource
 	return &obj, nil
 }
 
-// createJob creates job in its namespace.
-func createJob(ctx context.Context, c *clients, job *batchv1.Job) error {
+// CreateJob creates job in its namespace.
+func CreateJob(ctx context.Context, c *Clients, job *batchv1.Job) error {
 	job.TypeMeta = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
 	if err != nil {
 		return err
 	}
-	if _, err := c.dyn.Resource(jobGVR).Namespace(job.Namespace).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Dyn.Resource(JobGVR).Namespace(job.Namespace).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	return nil
 }
 
-// deleteJob deletes a Job and its pods, and waits until it is gone.
-func deleteJob(ctx context.Context, c *clients, ns, name string) error {
+// DeleteJob deletes a Job and its pods, and waits until it is gone.
+func DeleteJob(ctx context.Context, c *Clients, ns, name string) error {
 	background := metav1.DeletePropagationBackground
-	err := c.dyn.Resource(jobGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background})
+	err := c.Dyn.Resource(JobGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting Job %s/%s: %w", ns, name, err)
 	}
-	return wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
-		job, err := get[batchv1.Job](ctx, c, jobGVR, ns, name)
+	return wait.PollUntilContextTimeout(ctx, PollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
+		job, err := Get[batchv1.Job](ctx, c, JobGVR, ns, name)
 		return job == nil, err
 	})
 }
 
-// jobEnd says whether the Job ended (its Complete or Failed condition is
+// JobEnd says whether the Job ended (its Complete or Failed condition is
 // True, which the Job controller sets once its pods are gone) and how.
-func jobEnd(job *batchv1.Job) (ended, succeeded bool, why string) {
+func JobEnd(job *batchv1.Job) (ended, succeeded bool, why string) {
 	for _, cond := range job.Status.Conditions {
 		if cond.Status != corev1.ConditionTrue {
 			continue
@@ -110,26 +110,26 @@ func jobEnd(job *batchv1.Job) (ended, succeeded bool, why string) {
 	return false, false, ""
 }
 
-// followJob waits until the Job ends, within timeout, printing the log of
+// FollowJob waits until the Job ends, within timeout, printing the log of
 // each of its pods as it runs (escaped: it is the pod's output), or, when
 // none was seen running, the last pod's log once it ends. It gives the Job
 // as it ended, and its last pod's exit code (-1 when no pod says one).
-func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, timeout time.Duration) (*batchv1.Job, int, error) {
+func FollowJob(ctx context.Context, c *Clients, out io.Writer, ns, name string, timeout time.Duration) (*batchv1.Job, int, error) {
 	var job *batchv1.Job
 	// The follower's context is the command's: the poll's own ends as soon
 	// as the poll does, which would cut the log's last lines.
 	f := &follower{ctx: ctx, c: c, out: out, ns: ns, followed: map[string]bool{}}
 	defer f.stop()
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		var err error
-		job, err = get[batchv1.Job](ctx, c, jobGVR, ns, name)
+		job, err = Get[batchv1.Job](ctx, c, JobGVR, ns, name)
 		if err == nil && job == nil {
 			err = fmt.Errorf("the Job %s/%s is gone", ns, name)
 		}
 		if err != nil {
 			return false, err
 		}
-		if ended, _, _ := jobEnd(job); ended {
+		if ended, _, _ := JobEnd(job); ended {
 			return true, nil
 		}
 		f.next(job)
@@ -153,7 +153,7 @@ func followJob(ctx context.Context, c *clients, out io.Writer, ns, name string, 
 // follower prints the log of a Job's pods, one at a time, as they run.
 type follower struct {
 	ctx      context.Context
-	c        *clients
+	c        *Clients
 	out      io.Writer
 	ns       string
 	followed map[string]bool
@@ -181,7 +181,7 @@ func (f *follower) next(job *batchv1.Job) {
 		fmt.Fprintf(f.out, "--- log of pod %s, followed ---\n", p.Name)
 		go func(pod string, done chan struct{}) {
 			defer close(done)
-			log, err := f.c.logs(ctx, f.ns, pod, true, 0)
+			log, err := f.c.Logs(ctx, f.ns, pod, true, 0)
 			if err != nil {
 				fmt.Fprintf(f.out, "(the log of pod %s not followed: %s)\n", pod, printable.Escape(err.Error()))
 				return
@@ -234,8 +234,8 @@ func copyLines(w io.Writer, r io.Reader) {
 // pod that only carries it is neither followed nor counted; by UID, not
 // name, none of an earlier Job of the same name (deleted, its pods not
 // yet) is taken for its.
-func jobPods(ctx context.Context, c *clients, job *batchv1.Job) []corev1.Pod {
-	list, err := c.dyn.Resource(podGVR).Namespace(job.Namespace).List(ctx, listOptions(batchv1.ControllerUidLabel+"="+string(job.UID)))
+func jobPods(ctx context.Context, c *Clients, job *batchv1.Job) []corev1.Pod {
+	list, err := c.Dyn.Resource(PodGVR).Namespace(job.Namespace).List(ctx, ListOptions(batchv1.ControllerUidLabel+"="+string(job.UID)))
 	if err != nil {
 		return nil
 	}
@@ -272,13 +272,13 @@ const maxLog = 64 << 10
 
 // printLog prints the last lines of the last pod's log, and gives that
 // pod's exit code.
-func printLog(ctx context.Context, c *clients, out io.Writer, ns, job string, pods []corev1.Pod) int {
+func printLog(ctx context.Context, c *Clients, out io.Writer, ns, job string, pods []corev1.Pod) int {
 	if len(pods) == 0 {
 		fmt.Fprintf(out, "(no pod of Job %s is left to show its log)\n", job)
 		return -1
 	}
 	last := pods[len(pods)-1]
-	log, err := c.logs(ctx, ns, last.Name, false, maxLog)
+	log, err := c.Logs(ctx, ns, last.Name, false, maxLog)
 	if err != nil {
 		fmt.Fprintf(out, "(the log of pod %s not shown: %s)\n", last.Name, printable.Escape(err.Error()))
 		return exitCode(pods)
@@ -289,21 +289,21 @@ func printLog(ctx context.Context, c *clients, out io.Writer, ns, job string, po
 	return exitCode(pods)
 }
 
-// errInterrupted is a wait that ended on Ctrl-C or SIGTERM.
-var errInterrupted = errors.New("interrupted")
+// ErrInterrupted is a wait that ended on Ctrl-C or SIGTERM.
+var ErrInterrupted = errors.New("interrupted")
 
-// answered is the child name of type T as the hook answers it for the
+// Answered is the child name of type T as the hook answers it for the
 // Monocle m now (hook.Sync on its spec, the ConfigMaps and Secrets it
 // reads, its generated Secrets and ConfigMap), never the observed one,
 // whose every field a namespace editor can write: what the plugin builds
 // its Jobs from. Refused when the hook would not apply m's spec in full:
 // its answer then repeats the children as last applied, and that copy is
 // the tenant's too.
-func answered[T interface {
+func Answered[T interface {
 	*batchv1.CronJob | *appsv1.Deployment
 	GetName() string
-}](ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage, name string) (T, error) {
-	resp, err := answer(ctx, c, m, hookImage)
+}](ctx context.Context, c *Clients, m *v1alpha1.Monocle, hookImage, name string) (T, error) {
+	resp, err := Answer(ctx, c, m, hookImage)
 	if err != nil {
 		return nil, err
 	}
@@ -315,10 +315,10 @@ func answered[T interface {
 	return nil, fmt.Errorf("the hook answers no child %s for Monocle %s", name, m.Name)
 }
 
-// answer is the hook's whole answer for the Monocle m now (answered's
+// Answer is the hook's whole answer for the Monocle m now (Answered's
 // source; check compares each child that runs pods with it), refused as
-// answered says.
-func answer(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage string) (*wire.SyncResponse, error) {
+// Answered says.
+func Answer(ctx context.Context, c *Clients, m *v1alpha1.Monocle, hookImage string) (*wire.SyncResponse, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -338,7 +338,7 @@ func answer(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage stri
 	}
 	for _, name := range cmNames {
 		cm := new(corev1.ConfigMap)
-		if ok, err := getInto(ctx, c, cmGVR.Resource, ns, name, cm); err != nil {
+		if ok, err := GetInto(ctx, c, ConfigMapGVR.Resource, ns, name, cm); err != nil {
 			return nil, err
 		} else if ok {
 			req.Related.ConfigMaps[ns+"/"+name] = cm
@@ -349,7 +349,7 @@ func answer(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage stri
 	}
 	for _, name := range secretNames {
 		sec := new(corev1.Secret)
-		if ok, err := getInto(ctx, c, secretGVR.Resource, ns, name, sec); err != nil {
+		if ok, err := GetInto(ctx, c, SecretGVR.Resource, ns, name, sec); err != nil {
 			return nil, err
 		} else if ok {
 			req.Related.Secrets[ns+"/"+name] = sec
@@ -369,4 +369,26 @@ func answer(ctx context.Context, c *clients, m *v1alpha1.Monocle, hookImage stri
 		}
 	}
 	return resp, nil
+}
+
+// GetInto reads the ConfigMap or Secret ns/name into obj: false when it is
+// not there.
+func GetInto(ctx context.Context, c *Clients, resource, ns, name string, obj any) (bool, error) {
+	gvr := ConfigMapGVR
+	if resource == SecretGVR.Resource {
+		gvr = SecretGVR
+	}
+	u, err := c.Dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case apierrors.IsForbidden(err):
+		return false, fmt.Errorf("reading %s %s/%s: %w (check needs get on configmaps and secrets: the namespace's edit role)", resource, ns, name, err)
+	case err != nil:
+		return false, fmt.Errorf("reading %s %s/%s: %w", resource, ns, name, err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return false, fmt.Errorf("reading %s %s/%s: %w", resource, ns, name, err)
+	}
+	return true, nil
 }

@@ -1,4 +1,4 @@
-package main
+package status
 
 import (
 	"context"
@@ -19,6 +19,9 @@ import (
 
 	"github.com/change-metrics/monocle-hook/hook/condition"
 	"github.com/change-metrics/monocle-hook/internal/printable"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/monocleapi"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
+	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugintest"
 )
 
 // A converged Monocle m of namespace ns, and another Monocle's API beside
@@ -113,10 +116,10 @@ spec: {containers: [{name: api, image: x}]}
 var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 func TestStatusConverged(t *testing.T) {
-	f := &fakeMonocle{t: t, commits: map[string]string{"ws/github/" + EntityProject: "2026-11-30T10:00:00Z"}}
-	api := f.start()
+	f := &plugintest.FakeMonocle{T: t, Commits: map[string]string{"ws/github/" + monocleapi.EntityProject: "2026-11-30T10:00:00Z"}}
+	api := f.Start()
 	var asked []string
-	c := &clients{dyn: fakeCluster(t, converged), crawlers: func(ns, svc string) CrawlerAPI {
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, converged), Crawlers: func(ns, svc string) monocleapi.CrawlerAPI {
 		asked = append(asked, ns+"/"+svc)
 		return api
 	}}
@@ -222,13 +225,13 @@ func TestStatusExplainsByReason(t *testing.T) {
 // A viewer: no Secrets, no services/proxy. Everything else, and a line on
 // each part that is missing.
 func TestStatusAsViewer(t *testing.T) {
-	f := &fakeMonocle{t: t, status: http.StatusForbidden}
-	api := f.start()
-	dyn := fakeCluster(t, converged)
+	f := &plugintest.FakeMonocle{T: t, Status: http.StatusForbidden}
+	api := f.Start()
+	dyn := plugintest.FakeCluster(t, converged)
 	dyn.PrependReactor("list", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", nil)
 	})
-	c := &clients{dyn: dyn, crawlers: func(string, string) CrawlerAPI { return api }}
+	c := &plugin.Clients{Dyn: dyn, Crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
 	code, stdout, stderr := runWith(c, "status", "m", "-n", "ns")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -249,7 +252,7 @@ func TestStatusAsViewer(t *testing.T) {
 
 // A new Monocle: no status, no child yet.
 func TestStatusNew(t *testing.T) {
-	c := &clients{dyn: fakeCluster(t, `
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, `
 apiVersion: monocle.monocle.change-metrics.io/v1alpha1
 kind: Monocle
 metadata: {name: m, namespace: ns, generation: 1}
@@ -341,9 +344,9 @@ status: {phase: "@@"}
 		t.Fatal(err)
 	}
 	crawler := raw
-	f := &fakeMonocle{t: t, commits: map[string]string{"ws/" + crawler + "/" + EntityProject: "2026-11-30T10:00:00Z"}, errorFor: map[string]string{"ws/" + crawler + "2": raw}}
-	api := f.start()
-	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
+	f := &plugintest.FakeMonocle{T: t, Commits: map[string]string{"ws/" + crawler + "/" + monocleapi.EntityProject: "2026-11-30T10:00:00Z"}, ErrorFor: map[string]string{"ws/" + crawler + "2": raw}}
+	api := f.Start()
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, cluster), Crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
 	st, err := readStatus(context.Background(), c, "ns", "m", now)
 	if err != nil {
 		t.Fatal(err)
@@ -408,16 +411,16 @@ func TestStatusAsksEachCrawlerItsKinds(t *testing.T) {
 	if cluster == converged {
 		t.Fatal("the fixture's crawlers were not replaced")
 	}
-	f := &fakeMonocle{t: t, commits: map[string]string{
-		"ws/users/" + EntityUser:    "2026-11-29T10:00:00Z",
-		"ws/bz/" + EntityTaskData:   "2026-11-28T10:00:00Z",
-		"ws/users/" + EntityProject: "2000-01-01T00:00:00Z", // never asked
-		"ws/bz/" + EntityProject:    "2000-01-01T00:00:00Z",
+	f := &plugintest.FakeMonocle{T: t, Commits: map[string]string{
+		"ws/users/" + monocleapi.EntityUser:    "2026-11-29T10:00:00Z",
+		"ws/bz/" + monocleapi.EntityTaskData:   "2026-11-28T10:00:00Z",
+		"ws/users/" + monocleapi.EntityProject: "2000-01-01T00:00:00Z", // never asked
+		"ws/bz/" + monocleapi.EntityProject:    "2000-01-01T00:00:00Z",
 	}}
-	api := f.start()
-	c := &clients{dyn: fakeCluster(t, cluster), crawlers: func(string, string) CrawlerAPI { return api }}
+	api := f.Start()
+	c := &plugin.Clients{Dyn: plugintest.FakeCluster(t, cluster), Crawlers: func(string, string) monocleapi.CrawlerAPI { return api }}
 	for _, format := range []string{"", "json", "yaml"} {
-		f.asked = nil
+		f.Asked = nil
 		args := []string{"status", "m", "-n", "ns"}
 		if format != "" {
 			args = append(args, "-o", format)
@@ -426,8 +429,8 @@ func TestStatusAsksEachCrawlerItsKinds(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("-o %q: exit %d\n%s", format, code, stderr)
 		}
-		if want := []string{"ws/users/" + EntityUser, "ws/bz/" + EntityTaskData}; !slices.Equal(f.asked, want) {
-			t.Errorf("-o %q: asked %v, want %v", format, f.asked, want)
+		if want := []string{"ws/users/" + monocleapi.EntityUser, "ws/bz/" + monocleapi.EntityTaskData}; !slices.Equal(f.Asked, want) {
+			t.Errorf("-o %q: asked %v, want %v", format, f.Asked, want)
 		}
 		var st Status
 		switch format {

@@ -115,10 +115,7 @@ func desired(parent *wire.Parent, n instance.Names, s settings, obs wire.Childre
 	namespace := parent.Metadata.Namespace
 	// Each part draws from its own stream: the order they run in moves
 	// no key.
-	streams, err := child.NewStreams(env.Rand)
-	if err != nil {
-		return nil, err
-	}
+	streams := child.NewStreams(env.Rand)
 	users, err := elastic.Users(n, s.elastic, obs, streams.Stream(child.ComponentElastic))
 	if err != nil {
 		return nil, err

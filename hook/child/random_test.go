@@ -10,19 +10,15 @@ import (
 // bytes, whatever was drawn from another stream, and two names or two seeds
 // give different bytes.
 func TestStreams(t *testing.T) {
-	draw := func(s Streams, name string) []byte {
+	draw := func(s *Streams, name string) []byte {
 		b := make([]byte, 64)
 		if _, err := io.ReadFull(s.Stream(name), b); err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	seed := func(b byte) Streams {
-		s, err := NewStreams(bytes.NewReader(bytes.Repeat([]byte{b}, 32)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	seed := func(b byte) *Streams {
+		return NewStreams(bytes.NewReader(bytes.Repeat([]byte{b}, 32)))
 	}
 	a := seed(1)
 	pods := draw(a, "pods")
@@ -39,7 +35,15 @@ func TestStreams(t *testing.T) {
 	if bytes.Equal(pods[:32], pods[32:]) || bytes.Equal(pods, make([]byte, 64)) {
 		t.Errorf("the stream repeats itself: %x", pods)
 	}
-	if _, err := NewStreams(bytes.NewReader(make([]byte, 31))); err == nil {
+	short := NewStreams(bytes.NewReader(make([]byte, 31)))
+	if _, err := short.Stream("pods").Read(make([]byte, 1)); err == nil {
 		t.Error("a source of 31 bytes gave a seed")
+	}
+	// Nothing is read from the source until a part draws.
+	source := bytes.NewReader(make([]byte, 32))
+	lazy := NewStreams(source)
+	lazy.Stream("pods")
+	if source.Len() != 32 {
+		t.Errorf("making a stream read %d bytes of the source; want none until a draw", 32-source.Len())
 	}
 }

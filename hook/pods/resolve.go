@@ -71,9 +71,14 @@ func Resolve(spec *v1alpha1.MonocleSpec, sched child.Scheduling) (Settings, cond
 		refused = append(refused, check.Resources(s.crawlerRes, field.NewPath("crawler", "resources"))...)
 	}
 	// The names of the objects a pod reads (envFrom, a volume) are DNS
-	// subdomains.
-	refused = append(refused, check.DNSSubdomain(s.configMap, field.NewPath("configMapRef", "name"))...)
-	refused = append(refused, check.DNSSubdomain(s.secret, field.NewPath("secretRef", "name"))...)
+	// subdomains. Checked only when set: every sync runs this, and a path
+	// costs allocations.
+	if s.configMap != "" {
+		refused = append(refused, check.DNSSubdomain(s.configMap, field.NewPath("configMapRef", "name"))...)
+	}
+	if s.secret != "" {
+		refused = append(refused, check.DNSSubdomain(s.secret, field.NewPath("secretRef", "name"))...)
+	}
 	if errs = append(errs, condition.Refusals(refused)...); len(errs) > 0 {
 		return Settings{}, errs
 	}

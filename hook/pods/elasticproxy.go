@@ -1,8 +1,6 @@
 package pods
 
 import (
-	"slices"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -59,9 +57,9 @@ func withElasticProxy(pod *corev1.PodSpec, key *corev1.SecretKeySelector, image 
 // Monocle runs with the monocle user's credentials of N-elastic: through
 // the proxy, or (as 0.2.0 made them) in the API's own environment.
 func apiReadsElasticCredentials(d *appsv1.Deployment, n instance.Names) bool {
-	spec := d.Spec.Template.Spec
-	return elasticusers.ReadsURL(spec.Containers, n.Elastic, elasticusers.Monocle) ||
-		elasticusers.ReadsURL(slices.DeleteFunc(slices.Clone(spec.InitContainers), func(c corev1.Container) bool {
-			return c.Name != instance.ElasticProxyContainer || c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways
-		}), n.Elastic, elasticusers.Monocle)
+	if elasticusers.ReadsURL(d.Spec.Template.Spec.Containers, n.Elastic, elasticusers.Monocle) {
+		return true
+	}
+	ref := instance.ElasticProxyURLRef(&d.Spec.Template.Spec)
+	return ref != nil && ref.Name == n.Elastic && ref.Key == elasticusers.URLKey(elasticusers.Monocle)
 }

@@ -169,3 +169,27 @@ const (
 	ElasticProxyListen    = "127.0.0.1:9200"
 	ElasticProxyURL       = "http://" + ElasticProxyListen
 )
+
+// ElasticProxyURLRef is the Secret key the Elasticsearch proxy of pod reads
+// its URL from, as hook/pods runs it: a native sidecar (an init container
+// that keeps running) of that name, whose MONOCLE_ELASTIC_URL is a Secret's
+// key. Of repeated variables the last is the one a process sees (the
+// kubelet's rule). Nil when pod runs no such proxy.
+func ElasticProxyURLRef(pod *corev1.PodSpec) *corev1.SecretKeySelector {
+	for _, c := range pod.InitContainers {
+		if c.Name != ElasticProxyContainer || c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			continue
+		}
+		var ref *corev1.SecretKeySelector
+		for _, e := range c.Env {
+			if e.Name == "MONOCLE_ELASTIC_URL" {
+				ref = nil
+				if e.ValueFrom != nil {
+					ref = e.ValueFrom.SecretKeyRef
+				}
+			}
+		}
+		return ref
+	}
+	return nil
+}

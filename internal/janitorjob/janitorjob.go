@@ -101,7 +101,7 @@ func Build(o Options, api *appsv1.Deployment, config func(name string) (*corev1.
 	if e.Value == instance.ElasticProxyURL {
 		// The API goes through its proxy, which reads the URL from a
 		// Secret's key: the janitor, which has no proxy, reads that key.
-		key := proxiedURL(pod)
+		key := instance.ElasticProxyURLRef(&pod)
 		if key == nil {
 			return nil, "", fmt.Errorf("the Deployment %s's MONOCLE_ELASTIC_URL is its Elasticsearch proxy's, and it runs no proxy: not one the hook made", api.Name)
 		}
@@ -120,19 +120,6 @@ func Build(o Options, api *appsv1.Deployment, config func(name string) (*corev1.
 		}
 	}
 	return makeJob(o, api, e), note, nil
-}
-
-// proxiedURL is the Secret key the API's Elasticsearch proxy reads its URL
-// from, nil when the pod runs no proxy that reads one.
-func proxiedURL(pod corev1.PodSpec) *corev1.SecretKeySelector {
-	for _, c := range pod.InitContainers {
-		for _, e := range c.Env {
-			if c.Name == instance.ElasticProxyContainer && e.Name == "MONOCLE_ELASTIC_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				return e.ValueFrom.SecretKeyRef
-			}
-		}
-	}
-	return nil
 }
 
 // checkAgainst refuses what the janitor would silently do nothing with:

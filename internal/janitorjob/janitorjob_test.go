@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -435,6 +436,12 @@ func TestJanitorJobReadsWhatTheProxyReads(t *testing.T) {
 	}
 	pod.InitContainers = []corev1.Container{{Name: instance.ElasticProxyContainer, Env: []corev1.EnvVar{{Name: "MONOCLE_ELASTIC_URL",
 		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "team-elastic"}, Key: "monocle.url"}}}}}}
+	// An init container of the proxy's name that ends before the API
+	// starts is no proxy: the API's loopback URL would reach nothing.
+	if _, _, err := Build(o, api, config); err == nil || !strings.Contains(err.Error(), "runs no proxy") {
+		t.Errorf("the proxy as an init container that ends: %v", err)
+	}
+	pod.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	job, note, err := Build(o, api, config)
 	if err != nil {
 		t.Fatal(err)

@@ -75,8 +75,12 @@ func TestSupportPolicy(t *testing.T) {
 	}
 
 	// Helm: the one tools/assets.sh builds.
-	if got, want := row("Helm"), pinned("HELM_VERSION"); got != want {
-		t.Errorf("docs/support.md tests Helm %q; tools/assets.sh builds %q", got, want)
+	helm := pinned("HELM_VERSION")
+	if got := row("Helm"); got != helm {
+		t.Errorf("docs/support.md tests Helm %q; tools/assets.sh builds %q", got, helm)
+	}
+	if kube := readFile(t, "tools/kube/go.mod"); !regexp.MustCompile(`(?m)^\thelm\.sh/helm/v3 ` + regexp.QuoteMeta(helm) + `( // indirect)?$`).MatchString(kube) {
+		t.Errorf("tools/kube/go.mod does not require helm.sh/helm/v3 %s, the version tools/assets.sh names", helm)
 	}
 
 	// krew: the one tools/krew.sh builds (from tools/krew's module), whose

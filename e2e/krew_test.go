@@ -351,17 +351,6 @@ func TestKrewInstallAsDocumented(t *testing.T) {
 	}
 }
 
-// krewTools is the folder of the kubectl-krew and validate-krew-manifest
-// that tools/krew.sh builds once.
-func krewTools(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("../tools/krew.sh").Output()
-	if err != nil {
-		t.Fatalf("tools/krew.sh: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // docsKrewBlocks are the two blocks of docs/support.md's krew install: the
 // downloads (V=... first) and the install.
 func docsKrewBlocks(t *testing.T) (download, install []string) {

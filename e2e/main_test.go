@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -51,6 +52,11 @@ func run(m *testing.M) int {
 		// loaded 2-core machine (seen failing five times at load 17).
 		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
+	// A whole run (no -run) builds the tools it will need alongside.
+	if flag.Lookup("test.run").Value.String() == "" {
+		defer startToolBuilds()()
+	}
+
 	start := time.Now()
 	var err error
 	cfg, err = testEnv.Start()

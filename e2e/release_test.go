@@ -26,17 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// releaseTools is the folder of the cosign and cyclonedx-gomod that `make
-// push` runs (tools/release.sh builds them once).
-func releaseTools(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("../tools/release.sh").Output()
-	if err != nil {
-		t.Fatalf("tools/release.sh: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // cosignKeyPair makes a key pair in dir (cosign.key, cosign.pub), its
 // private key encrypted with password.
 func cosignKeyPair(t *testing.T, cosign, dir, password string) {

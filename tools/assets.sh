@@ -11,7 +11,7 @@ set -euo pipefail
 
 K8S_VERSION=v1.37.2  # must match tools/kube/go.mod
 ETCD_VERSION=v3.6.16 # must match tools/etcd/go.mod
-HELM_VERSION=v3.22.0
+HELM_VERSION=v3.22.0 # must match tools/kube/go.mod
 
 log() { echo "assets: $*" >&2; }
 
@@ -46,34 +46,43 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# build NAME COMMAND...: run COMMAND (which must write "$tmp/NAME") unless
-# "$dir/NAME" already exists, then move the result into place.
+# build "NAME..." COMMAND...: run COMMAND (which must write each "$tmp/NAME")
+# unless every "$dir/NAME" already exists, then move the results into place.
 build() {
-	local name=$1; shift
+	local names=($1) name; shift
+	for name in "${names[@]}"; do
+		[[ -x "$dir/$name" ]] || break
+	done
 	if [[ -x "$dir/$name" ]]; then
-		log "$name: cached"
+		log "${names[*]}: cached"
 		return
 	fi
-	log "$name: building..."
+	log "${names[*]}: building..."
 	local start=$SECONDS
 	"$@"
-	mv -f "$tmp/$name" "$dir/$name"
-	log "$name: built in $((SECONDS - start))s"
+	for name in "${names[@]}"; do
+		mv -f "$tmp/$name" "$dir/$name"
+	done
+	log "${names[*]}: built in $((SECONDS - start))s"
 }
 
-# Cheapest first, so a short run still leaves something useful behind.
-build etcd go build -C "$tools/etcd" -trimpath -ldflags "-s -w" -o "$tmp/etcd" .
-build kubectl go build -C "$tools/kube" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/kubectl" ./cmd/kubectl
-build kube-apiserver go build -C "$tools/kube" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/kube-apiserver" ./cmd/kube-apiserver
-build kube-controller-manager go build -C "$tools/kube" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/kube-controller-manager" ./cmd/kube-controller-manager
-# helm's cmd is `go install`able; GOBIN points at the temp folder. The -X
-# flags are those of helm's Makefile: without them `helm version` says
-# "v3.22" and `helm template` assumes Kubernetes v1.20 (1.37 comes from the
-# k8s.io/client-go v0.37 that helm v3.22.0 uses).
+# No -trimpath: these binaries never leave this machine, and without it the
+# standard library and client-go's closure (the same versions as e2e/'s
+# go.mod, which `make lint` has already compiled) come from the build cache.
+build etcd go build -C "$tools/etcd" -ldflags "-s -w" -o "$tmp/etcd" .
+# The three Kubernetes binaries in one go build: their links (single-threaded
+# for a large part) run side by side and overlap the compiling.
+build "kubectl kube-apiserver kube-controller-manager" go build -C "$tools/kube" -ldflags "$k8s_ldflags" -o "$tmp/" \
+	./cmd/kubectl ./cmd/kube-apiserver ./cmd/kube-controller-manager
+# helm is a tool of tools/kube (pinned there): built against the same
+# Kubernetes modules as the binaries above, it compiles little of its own.
+# The -X flags are those of helm's Makefile: without them `helm version`
+# says "v3.22" and `helm template` assumes Kubernetes v1.20 (1.37 comes
+# from the k8s.io/client-go v0.37 that helm v3.22.0 uses).
 helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
 for pkg in pkg/chartutil pkg/lint/rules; do
 	helm_ldflags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=37"
 done
-build helm env GOBIN="$tmp" go install -trimpath -ldflags "$helm_ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+build helm go build -C "$tools/kube" -ldflags "$helm_ldflags" -o "$tmp/helm" helm.sh/helm/v3/cmd/helm
 
 echo "$dir"

@@ -34,13 +34,17 @@ trap 'exit 143' TERM HUP
 # version` says v0.4.3, and its upgrade check (off with KREW_NO_UPGRADE_CHECK)
 # is the release's.
 ldflags="-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION"
+# One go build for both: their links run side by side. No -trimpath: the
+# binaries never leave this machine, and the standard library comes from the
+# build cache. cmd/krew's binary is named krew: kubectl-krew here.
+names=() pkgs=()
 for pair in kubectl-krew:sigs.k8s.io/krew/cmd/krew validate-krew-manifest:sigs.k8s.io/krew/cmd/validate-krew-manifest; do
-	name=${pair%%:*} pkg=${pair#*:}
-	[[ -x "$dir/$name" ]] && continue
-	echo "krew: building $name $KREW_VERSION..." >&2
-	start=$SECONDS
-	go build -C "$tools/krew" -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$pkg"
-	mv -f "$tmp/$name" "$dir/$name"
-	echo "krew: $name built in $((SECONDS - start))s" >&2
+	[[ -x "$dir/${pair%%:*}" ]] || { names+=("${pair%%:*}"); pkgs+=("${pair#*:}"); }
 done
+echo "krew: building ${names[*]} $KREW_VERSION..." >&2
+start=$SECONDS
+go build -C "$tools/krew" -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}"
+[[ ! -e "$tmp/krew" ]] || mv -f "$tmp/krew" "$tmp/kubectl-krew"
+for name in "${names[@]}"; do mv -f "$tmp/$name" "$dir/$name"; done
+echo "krew: ${names[*]} built in $((SECONDS - start))s" >&2
 echo "$dir"

@@ -397,8 +397,8 @@ registry-set:
 	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=ghcr.io/change-metrics"; exit 1; }
 cosign-key-set:
 	@test -n "$(COSIGN_KEY)" || { echo "make push signs what it pushes: set COSIGN_KEY to the private key (a file from cosign generate-key-pair, or a KMS URI) and COSIGN_PASSWORD to its password; there is no unsigned push" >&2; exit 1; }
-# cosign and cyclonedx-gomod, built once into ~/.cache/monocle-hook (cold:
-# 857 s and 94 s here, on 2 cores shared with tools/assets.sh's build).
+# cosign and cyclonedx-gomod, built once into ~/.cache/monocle-hook (cold, in
+# one go build: 262 s with the modules downloaded, on 2 idle cores; BENCHMARKS.md).
 release-tools:
 	tools/release.sh >/dev/null
 # krew v0.4.3 (kubectl-krew) and its validate-krew-manifest, built once into

@@ -52,8 +52,11 @@ func run(m *testing.M) int {
 		// loaded 2-core machine (seen failing five times at load 17).
 		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
-	// A whole run (no -run) builds the tools it will need alongside.
-	if flag.Lookup("test.run").Value.String() == "" {
+	// A whole run (no -run, no -list) builds the tools it will need
+	// alongside. m.Run parses the testing flags, later: parsed here to read
+	// them.
+	flag.Parse()
+	if flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.list").Value.String() == "" {
 		defer startToolBuilds()()
 	}
 

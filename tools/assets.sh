@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Builds (once) the control-plane binaries the integration tests run:
-# etcd, kube-apiserver, kube-controller-manager, kubectl and helm.
-# There is no download site here, only the Go module proxy, so they are
-# built from source into a per-version cache folder outside the repo and
-# reused by every later run.
+# etcd, kube-apiserver, kube-controller-manager, kubectl and helm, from the Go
+# module proxy into a per-version cache folder outside the repo (cache.sh).
 #
 # Usage: export KUBEBUILDER_ASSETS=$(tools/assets.sh)
 # stdout carries only the folder's absolute path; progress goes to stderr.
@@ -13,8 +11,6 @@ K8S_VERSION=v1.37.2  # must match tools/kube/go.mod
 ETCD_VERSION=v3.6.16 # must match tools/etcd/go.mod
 HELM_VERSION=v3.22.0 # must match tools/kube/go.mod
 
-log() { echo "assets: $*" >&2; }
-
 # An existing envtest folder (e.g. set by CI or the Makefile) wins.
 if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/kube-apiserver" && -x "$KUBEBUILDER_ASSETS/etcd" ]]; then
 	cd "$KUBEBUILDER_ASSETS" && pwd
@@ -22,56 +18,19 @@ if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/kube-apiserver" &&
 fi
 
 tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-dir="${MONOCLE_HOOK_CACHE:-$HOME/.cache/monocle-hook}/assets-k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+source "$tools/cache.sh"
+cache_folder assets "assets-k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 
 # Without these the binaries report v0.0.0 and clients warn about skew.
 major=${K8S_VERSION#v}; major=${major%%.*}
 minor=${K8S_VERSION#v*.}; minor=${minor%%.*}
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 
-# tools/kube and tools/etcd are standalone modules: never let a go.work
-# elsewhere in the repo pull them into a workspace.
-export GOWORK=off
-
-# Binaries are built in a temp folder and renamed into place, so a
-# half-written binary is never seen. The temp folder goes on exit, including
-# on INT/TERM/HUP (trapped so that the EXIT trap runs and the build in
-# progress finishes first: an orphaned `go build -o` would recreate it).
-# Folders left by a SIGKILL are swept after a day.
-find "$dir" -maxdepth 1 -name '.build.*' -mmin +1440 -exec rm -rf {} +
-tmp=$(mktemp -d "$dir/.build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
-
-# build "NAME..." COMMAND...: run COMMAND (which must write each "$tmp/NAME")
-# unless every "$dir/NAME" already exists, then move the results into place.
-build() {
-	local names=($1) name; shift
-	for name in "${names[@]}"; do
-		[[ -x "$dir/$name" ]] || break
-	done
-	if [[ -x "$dir/$name" ]]; then
-		log "${names[*]}: cached"
-		return
-	fi
-	log "${names[*]}: building..."
-	local start=$SECONDS
-	"$@"
-	for name in "${names[@]}"; do
-		mv -f "$tmp/$name" "$dir/$name"
-	done
-	log "${names[*]}: built in $((SECONDS - start))s"
-}
-
-# No -trimpath: these binaries never leave this machine, and without it the
-# standard library and client-go's closure (the same versions as e2e/'s
-# go.mod, which `make lint` has already compiled) come from the build cache.
 build etcd go build -C "$tools/etcd" -ldflags "-s -w" -o "$tmp/etcd" .
 # The three Kubernetes binaries in one go build: their links (single-threaded
-# for a large part) run side by side and overlap the compiling.
+# for a large part) run side by side and overlap the compiling. client-go's
+# closure in tools/kube is of e2e/go.mod's versions: `make lint` has
+# already compiled it.
 build "kubectl kube-apiserver kube-controller-manager" go build -C "$tools/kube" -ldflags "$k8s_ldflags" -o "$tmp/" \
 	./cmd/kubectl ./cmd/kube-apiserver ./cmd/kube-controller-manager
 # helm is a tool of tools/kube (pinned there): built against the same

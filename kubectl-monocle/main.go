@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/internal/instance"
@@ -39,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer, connect func(namespace string)
 }
 
 func newRoot(stdout, stderr io.Writer, connect func(namespace string) (*plugin.Clients, error)) *cobra.Command {
-	o := &plugin.Options{Flags: genericclioptions.NewConfigFlags(true), Connect: connect, Version: version}
+	o := &plugin.Options{Flags: plugin.NewKubeconfigFlags(), Connect: connect, Version: version}
 	root := &cobra.Command{
 		Use:   "kubectl-monocle",
 		Short: "Monocles' status, upgrade check, snapshots, restores and janitor, from the cluster",

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -71,7 +70,7 @@ type Clients struct {
 // Options are what every command shares: the kubeconfig flags and how to
 // connect.
 type Options struct {
-	Flags   *genericclioptions.ConfigFlags
+	Flags   *KubeconfigFlags
 	Connect func(namespace string) (*Clients, error)
 	// HookImage is the image the hook runs its snapshots with (its
 	// --image): what the plugin answers as the hook would.
@@ -82,7 +81,11 @@ type Options struct {
 
 // Namespace is -n, else the kubeconfig context's, else default.
 func (o *Options) Namespace() (string, error) {
-	ns, _, err := o.Flags.ToRawKubeConfigLoader().Namespace()
+	config, err := o.Flags.ClientConfig()
+	if err != nil {
+		return "", err
+	}
+	ns, _, err := config.Namespace()
 	if err != nil {
 		return "", fmt.Errorf("reading the kubeconfig: %w", err)
 	}
@@ -104,7 +107,11 @@ func (o *Options) Clients(namespace string) (*Clients, error) {
 	if o.Connect != nil {
 		return o.Connect(namespace)
 	}
-	cfg, err := o.Flags.ToRESTConfig()
+	config, err := o.Flags.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/change-metrics/monocle-hook/hook/elastic"
 	"github.com/change-metrics/monocle-hook/kubectl-monocle/internal/plugin"
@@ -15,7 +14,7 @@ import (
 // stderr.
 func Run(c *plugin.Clients, commands []func(*plugin.Options) *cobra.Command, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	o := &plugin.Options{Flags: genericclioptions.NewConfigFlags(true), Connect: func(string) (*plugin.Clients, error) { return c, nil }, Version: "dev"}
+	o := &plugin.Options{Flags: plugin.NewKubeconfigFlags(), Connect: func(string) (*plugin.Clients, error) { return c, nil }, Version: "dev"}
 	root := &cobra.Command{Use: "kubectl-monocle"}
 	plugin.SetUp(root, o, &stdout, &stderr, elastic.DefaultHookImage, commands...)
 	code := plugin.Execute(root, args, &stderr)

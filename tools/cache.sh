@@ -16,8 +16,10 @@ cache_folder() {
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd)
 	# Each tool's module stands alone: never let a go.work elsewhere in the
-	# repo pull it into a workspace.
-	export GOWORK=off
+	# repo pull it into a workspace. Built as the Makefile builds everything
+	# (static, -trimpath), the standard library and client-go's closure come
+	# from the build cache.
+	export GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath
 	find "$dir" -maxdepth 1 -name '.build.*' -mmin +1440 -exec rm -rf {} +
 	tmp=$(mktemp -d "$dir/.build.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
@@ -29,9 +31,6 @@ log() { echo "$label: $*" >&2; }
 
 # build "NAME..." COMMAND...: run COMMAND (which must write each "$tmp/NAME")
 # unless every "$dir/NAME" already exists, then move the results into place.
-# The tools never leave this machine, so COMMAND has no -trimpath: without
-# it, the standard library and whatever else matches the tests' own builds
-# comes from the build cache.
 build() {
 	local names=($1) name missing=0; shift
 	for name in "${names[@]}"; do

@@ -307,7 +307,7 @@ var (
 // Makefile does.
 const stampedVersion, stampedCommit = "9.8.7", "0123456789ab"
 
-// hookBinary builds the hook once per test run, stamped as the Makefile
+// hookBinary builds the hook once per test run, as the Makefile builds and
 // stamps it.
 func hookBinary(t *testing.T) string {
 	t.Helper()
@@ -318,8 +318,12 @@ func hookBinary(t *testing.T) string {
 			return
 		}
 		builtPath = filepath.Join(dir, "monocle-hook")
-		out, err := exec.Command("go", "build", "-ldflags",
-			"-X main.version="+stampedVersion+" -X main.commit="+stampedCommit, "-o", builtPath, ".").CombinedOutput()
+		build := exec.Command("go", "build", "-trimpath", "-ldflags",
+			"-X main.version="+stampedVersion+" -X main.commit="+stampedCommit, "-o", builtPath, ".")
+		// Static, as the Makefile builds it, also under `make unit`'s race
+		// run (which needs cgo): its packages are then lint's.
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			builtErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

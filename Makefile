@@ -18,7 +18,7 @@ GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false $(BUILDFLAGS) -ld
 # Every other go command builds its packages as the release does (cgo
 # changes net, and so all of client-go; -trimpath every package), so that
 # lint, the tests, the tools and the release compile each package once for
-# linux/amd64 (cold, the time it saves: BENCHMARKS.md). Only the race
+# linux/amd64 (BENCHMARKS.md: the whole suite, cold). Only the race
 # detector needs cgo.
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath

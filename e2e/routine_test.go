@@ -63,11 +63,15 @@ func startPlugin(t *testing.T, bin, kubeconfig string, args ...string) *backgrou
 }
 
 // start starts cmd, its output read while it runs; the test's end kills
-// it if it still runs.
+// it if it still runs, with every process it started: in a group of its
+// own, so that a shell's kubectl does not outlive it, holding its output
+// open (Wait would wait for it, a 15-minute kubectl wait, not the test).
 func start(t *testing.T, cmd *exec.Cmd) *background {
 	t.Helper()
 	b := &background{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
 	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	b.cmd.WaitDelay = 10 * time.Second
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +80,7 @@ func start(t *testing.T, cmd *exec.Cmd) *background {
 		b.code = b.cmd.ProcessState.ExitCode()
 		close(b.done)
 	}()
-	t.Cleanup(func() { _ = b.cmd.Process.Kill(); <-b.done })
+	t.Cleanup(func() { _ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL); <-b.done })
 	return b
 }
 
